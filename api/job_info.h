@@ -1,0 +1,109 @@
+#pragma once
+// JobInfo: a PodGroup and its tasks, with Volcano's counters and readiness predicates.
+//
+// Job id = "<namespace>/<group name>". Allocated = sum of requests of tasks in an allocated
+// status; TotalRequest = sum of all tasks' requests. Both are maintained incrementally and
+// equal what the tasks imply after every operation. Mutations are all-or-nothing.
+// Thread-safety: value type, externally synchronized.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "api/k8s/objects.h"
+#include "api/resource.h"
+#include "api/status.h"
+#include "api/task_info.h"
+#include "api/task_status.h"
+
+namespace volcache {
+
+using JobId = std::string;
+
+// "pod group is not ready" (Volcano's PodGroupNotReady).
+inline constexpr std::string_view kPodGroupNotReady = "pod group is not ready";
+
+class JobInfo {
+ public:
+  explicit JobInfo(JobId uid);
+
+  // Sets name/namespace/queue/minAvailable/minTaskMember/creation time from the PodGroup;
+  // an empty spec.queue means `default_queue`. Fails (unchanged) on invalid minResources.
+  Status SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue = "default");
+  void UnsetPodGroup();
+  const std::shared_ptr<const k8s::PodGroup>& pod_group() const { return pod_group_; }
+
+  // AlreadyExists if a task with the same uid is held.
+  Status AddTask(const TaskInfo& task);
+  // NotFound if absent. Removes using the stored task's status and request.
+  Status DeleteTask(std::string_view uid);
+  // Moves the stored task to `status` (indexes and Allocated follow).
+  Status UpdateTaskStatus(std::string_view uid, TaskStatus status);
+
+  const JobId& uid() const { return uid_; }
+  const std::string& name() const { return name_; }
+  const std::string& namespace_() const { return namespace_; }
+  const std::string& queue() const { return queue_; }
+  int32_t priority() const { return priority_; }
+  void set_priority(int32_t p) { priority_ = p; }
+  int32_t min_available() const { return min_available_; }
+  const std::map<std::string, int32_t, std::less<>>& task_min_available() const { return task_min_available_; }
+  const Resource& min_resources() const { return min_resources_; }
+  k8s::TimeMs creation_timestamp() const { return creation_timestamp_; }
+  // PodGroup status.phase, "" when no PodGroup.
+  const std::string& pod_group_phase() const;
+
+  const std::unordered_map<std::string, TaskInfo>& tasks() const { return tasks_; }
+  const TaskInfo* FindTask(std::string_view uid) const;
+  // uids of tasks in `status`.
+  const std::unordered_set<std::string>& TasksWithStatus(TaskStatus status) const;
+  size_t CountWithStatus(TaskStatus status) const;
+
+  const Resource& allocated() const { return allocated_; }
+  const Resource& total_request() const { return total_request_; }
+
+  // Volcano's counters and predicates.
+  int32_t ReadyTaskNum() const;      // Bound + Binding + Running + Allocated + Succeeded
+  int32_t WaitingTaskNum() const;    // Pipelined
+  int32_t ValidTaskNum() const;      // allocated statuses + Succeeded + Pipelined + Pending
+  int32_t PendingBestEffortTaskNum() const;
+  bool IsReady() const;      // Ready + PendingBestEffort >= minAvailable
+  bool IsPipelined() const;  // Waiting + Ready + PendingBestEffort >= minAvailable
+  bool IsStarving() const;   // Waiting + Ready < minAvailable
+  bool IsPending() const;    // no PodGroup, or phase Pending or ""
+
+  // Records why a pending task did not fit (session plugins); used by FitError.
+  void SetTaskFitError(std::string_view uid, std::string reason);
+  // Volcano's text: "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Undetermined"
+  // (histograms as "<count> <reason>" sorted lexicographically).
+  std::string FitError() const;
+
+  uint64_t generation() const { return generation_; }
+  void set_generation(uint64_t g) { generation_ = g; }
+
+ private:
+  JobId uid_;
+  std::string name_;
+  std::string namespace_;
+  std::string queue_;
+  int32_t priority_ = 0;
+  int32_t min_available_ = 0;
+  std::map<std::string, int32_t, std::less<>> task_min_available_;
+  Resource min_resources_;
+  k8s::TimeMs creation_timestamp_ = 0;
+  std::shared_ptr<const k8s::PodGroup> pod_group_;
+  std::unordered_map<std::string, TaskInfo> tasks_;
+  std::array<std::unordered_set<std::string>, kTaskStatusCount> status_index_;
+  std::map<std::string, std::string, std::less<>> fit_errors_;
+  Resource allocated_;
+  Resource total_request_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace volcache

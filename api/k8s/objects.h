@@ -1,0 +1,282 @@
+#pragma once
+// The Kubernetes object model volcache reads: the fields a batch scheduler needs from
+// core/v1 Pods, Nodes and ResourceQuotas, scheduling.k8s.io/v1 PriorityClasses, and
+// scheduling.volcano.sh/v1beta1 PodGroups and Queues. Objects are plain values; the
+// decoder (api/k8s/decode.h) builds them from JSON/YAML and validates every quantity.
+//
+// A decoded Pod is shared with plugins as `std::shared_ptr<const Pod>` (PodPtr): it is
+// immutable once published, so tasks, snapshots and plugins share one copy.
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "api/quantity.h"
+
+namespace volcache::k8s {
+
+// Milliseconds since the Unix epoch (RFC 3339 timestamps as the API server writes them).
+using TimeMs = int64_t;
+
+using StringMap = std::map<std::string, std::string, std::less<>>;
+// A ResourceList in document order; names are kept verbatim, values parsed.
+using ResourceList = std::vector<std::pair<std::string, Quantity>>;
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;  // empty for cluster-scoped objects
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  TimeMs creation_timestamp = 0;
+  std::optional<TimeMs> deletion_timestamp;
+  std::optional<int64_t> deletion_grace_period_seconds;
+  StringMap labels;
+  StringMap annotations;
+  std::vector<OwnerReference> owner_references;
+};
+
+// ---------------------------------------------------------------- core/v1 Pod
+
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;
+  std::string protocol = "TCP";
+  std::string host_ip;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceList requests;
+  ResourceList limits;
+  std::vector<ContainerPort> ports;
+  // Init containers only: "Always" marks a restartable sidecar.
+  std::string restart_policy;
+};
+
+struct Toleration {
+  std::string key;
+  std::string operator_;  // "Equal" (default) or "Exists"
+  std::string value;
+  std::string effect;     // "" means all effects
+  std::optional<int64_t> toleration_seconds;
+};
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+  TimeMs last_transition_time = 0;
+};
+
+struct PodSpec {
+  std::string node_name;
+  std::string scheduler_name;  // "default-scheduler" when unset
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  StringMap node_selector;
+  std::vector<Toleration> tolerations;
+  bool has_node_affinity = false;
+  bool has_pod_affinity = false;
+  bool has_pod_anti_affinity = false;
+  std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
+  std::vector<std::string> scheduling_gates;
+  bool host_network = false;
+};
+
+struct PodStatus {
+  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  std::vector<PodCondition> conditions;
+  std::string nominated_node_name;
+  std::string qos_class;
+  std::optional<TimeMs> start_time;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+};
+using PodPtr = std::shared_ptr<const Pod>;
+
+// ---------------------------------------------------------------- core/v1 Node
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct NodeCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<NodeCondition> conditions;
+  std::vector<ContainerImage> images;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  NodeSpec spec;
+  NodeStatus status;
+};
+using NodePtr = std::shared_ptr<const Node>;
+
+// ------------------------------------------------- scheduling.volcano.sh PodGroup
+
+struct PodGroupCondition {
+  std::string type;    // Unschedulable, Scheduled
+  std::string status;
+  std::string transition_id;
+  TimeMs last_transition_time = 0;
+  std::string reason;
+  std::string message;
+};
+
+struct PodGroupSpec {
+  int32_t min_member = 0;
+  std::map<std::string, int32_t, std::less<>> min_task_member;
+  std::string queue;
+  std::string priority_class_name;
+  ResourceList min_resources;
+};
+
+struct PodGroupStatus {
+  std::string phase;  // Pending, Running, Unknown, Inqueue, Completed
+  std::vector<PodGroupCondition> conditions;
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+};
+
+struct PodGroup {
+  ObjectMeta metadata;
+  PodGroupSpec spec;
+  PodGroupStatus status;
+};
+
+// ---------------------------------------------------- scheduling.volcano.sh Queue
+
+struct QueueSpec {
+  int32_t weight = 1;  // the CRD defaults weight to 1
+  ResourceList capability;
+  std::optional<bool> reclaimable;  // absent means true
+  ResourceList deserved;
+  ResourceList guarantee;  // spec.guarantee.resource
+  std::string parent;
+};
+
+struct QueueStatus {
+  std::string state;  // Open, Closed, Closing, Unknown; "" = not written yet (counts as Open)
+  ResourceList allocated;
+  int32_t pending = 0;
+  int32_t running = 0;
+  int32_t inqueue = 0;
+  int32_t completed = 0;
+  int32_t unknown = 0;
+};
+
+struct Queue {
+  ObjectMeta metadata;
+  QueueSpec spec;
+  QueueStatus status;
+};
+
+// ------------------------------------------ scheduling.k8s.io PriorityClass, ResourceQuota
+
+struct PriorityClass {
+  ObjectMeta metadata;
+  int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy;
+};
+
+struct ResourceQuota {
+  ObjectMeta metadata;
+  ResourceList spec_hard;
+  ResourceList status_hard;
+  ResourceList status_used;
+};
+
+// A well-formed Kubernetes object of a kind volcache does not model (a vcjob, a
+// Deployment, a CRD). Decoding it succeeds so that manifests can be read whole; the cache
+// refuses it with an error naming the kind.
+struct Unstructured {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+};
+
+using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, Unstructured>;
+
+// "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", or the
+// Unstructured kind.
+std::string_view KindOf(const Object& obj);
+const ObjectMeta& MetaOf(const Object& obj);
+// "<kind> <namespace>/<name>" or "<kind> <name>": how errors name an object.
+std::string DescribeObject(const Object& obj);
+
+// A List object (PodList, NodeList, ...).
+struct ObjectList {
+  std::string kind;               // e.g. "PodList"
+  std::string resource_version;   // metadata.resourceVersion
+  std::string continue_token;     // metadata.continue
+  std::vector<Object> items;
+};
+
+// A Kubernetes `Status` object (errors, and the object of an ERROR watch event).
+struct ApiStatus {
+  std::string status;   // "Failure"
+  std::string message;
+  std::string reason;   // e.g. "Expired", "Gone", "Conflict", "AlreadyExists"
+  int32_t code = 0;
+};
+
+enum class WatchEventType : uint8_t { kAdded, kModified, kDeleted, kBookmark, kError };
+std::string_view WatchEventTypeName(WatchEventType t);
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  // For ADDED/MODIFIED/DELETED: the object; for BOOKMARK: an Unstructured (or typed) object
+  // carrying only metadata.resourceVersion; for ERROR: unset, see `error`.
+  std::optional<Object> object;
+  ApiStatus error;
+};
+
+}  // namespace volcache::k8s

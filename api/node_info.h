@@ -1,0 +1,124 @@
+#pragma once
+// NodeInfo: one node's resources and the tasks placed on it, with Volcano's per-status
+// accounting and kube-scheduler's aggregates.
+//
+// Accounting when a task is added (by the task's status at that moment; only when the
+// node's Node object is known — a placeholder node created from a pod's nodeName holds its
+// tasks but accounts nothing until SetNode):
+//   Releasing → Idle −= r, Releasing += r, Used += r
+//   Pipelined → Pipelined += r only
+//   Binding   → refused (FailedPrecondition naming the short dimensions) unless r ≤ Idle
+//   other     → Idle −= r (may go negative: logged and counted), Used += r
+// Removal reverses exactly what the stored copy of the task contributed.
+// kube-scheduler aggregates (Requested, NonZeroRequested, used host ports, PVC ref counts,
+// pods with affinity) count every non-Pipelined task.
+// FutureIdle = Idle + Releasing − Pipelined. SetNode recomputes everything from the tasks.
+//
+// Every mutating method is all-or-nothing: on error the NodeInfo is unchanged.
+// Thread-safety: value type, externally synchronized.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/k8s/objects.h"
+#include "api/resource.h"
+#include "api/status.h"
+#include "api/task_info.h"
+
+namespace volcache {
+
+enum class NodePhase : uint8_t { kReady, kNotReady };
+
+struct NodeState {
+  NodePhase phase = NodePhase::kNotReady;
+  std::string reason;  // "" when Ready; "UnInitialized" (placeholder) or "NotReady"
+  friend bool operator==(const NodeState&, const NodeState&) = default;
+};
+
+struct ImageState {
+  int64_t size_bytes = 0;
+  int32_t num_nodes = 0;
+};
+
+class NodeInfo {
+ public:
+  // A placeholder: named, no Node object, NotReady/UnInitialized, accounts nothing.
+  explicit NodeInfo(std::string name);
+  // A node built from its object (equivalent to placeholder + SetNode).
+  static Result<NodeInfo> FromNode(k8s::NodePtr node);
+
+  // Sets (or replaces) the Node object and recomputes allocatable, capacity, state and all
+  // accounting from the stored tasks. Fails (unchanged) on invalid quantities.
+  Status SetNode(k8s::NodePtr node);
+  // Drops the Node object: the node becomes a placeholder again (tasks kept, nothing
+  // accounted). Used when the Node is deleted while tasks still reference it.
+  void UnsetNode();
+
+  Status AddTask(const TaskInfo& task);
+  // Removes the task with task.key() using the *stored* copy's status and request.
+  Status RemoveTask(const TaskInfo& task);
+  // RemoveTask(old stored copy) + AddTask(task), all-or-nothing.
+  Status UpdateTask(const TaskInfo& task);
+
+  const std::string& name() const { return name_; }
+  const k8s::NodePtr& node() const { return node_; }
+  bool is_placeholder() const { return node_ == nullptr; }
+  const NodeState& state() const { return state_; }
+  bool Ready() const { return state_.phase == NodePhase::kReady; }
+  const std::string& revocable_zone() const { return revocable_zone_; }
+
+  const Resource& allocatable() const { return allocatable_; }
+  const Resource& capacity() const { return capacity_; }
+  const Resource& idle() const { return idle_; }
+  const Resource& used() const { return used_; }
+  const Resource& releasing() const { return releasing_; }
+  const Resource& pipelined() const { return pipelined_; }
+  Resource FutureIdle() const;
+
+  const Resource& requested() const { return requested_; }
+  const NonZeroRequest& non_zero_requested() const { return non_zero_requested_; }
+  // (ip/protocol/port) → number of tasks using it.
+  const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_; }
+  const std::map<std::string, int32_t, std::less<>>& pvc_ref_counts() const { return pvc_ref_counts_; }
+  int32_t pods_with_affinity() const { return pods_with_affinity_; }
+  // Times Idle went negative on AddTask/SetNode (each is also logged).
+  int64_t negative_idle_events() const { return negative_idle_events_; }
+
+  // Tasks by "namespace/name".
+  const std::unordered_map<std::string, TaskInfo>& tasks() const { return tasks_; }
+  const TaskInfo* FindTask(std::string_view key) const;
+
+  // Image name → state (from the Node object's status.images).
+  const std::unordered_map<std::string, ImageState>& images() const { return images_; }
+
+  // Bumped by every mutation; the cache uses it for incremental snapshots.
+  uint64_t generation() const { return generation_; }
+  void set_generation(uint64_t g) { generation_ = g; }
+
+  // Labels and taints for predicates come from node().
+
+ private:
+  void Account(const TaskInfo& t, int sign);  // adds (+1) or reverses (-1) t's contribution
+  void RecomputeFromTasks();
+
+  std::string name_;
+  k8s::NodePtr node_;
+  NodeState state_;
+  std::string revocable_zone_;
+  Resource allocatable_, capacity_, idle_, used_, releasing_, pipelined_;
+  Resource requested_;
+  NonZeroRequest non_zero_requested_;
+  std::vector<std::pair<HostPort, int32_t>> used_ports_;
+  std::map<std::string, int32_t, std::less<>> pvc_ref_counts_;
+  int32_t pods_with_affinity_ = 0;
+  int64_t negative_idle_events_ = 0;
+  std::unordered_map<std::string, TaskInfo> tasks_;
+  std::unordered_map<std::string, ImageState> images_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace volcache

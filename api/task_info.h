@@ -1,0 +1,101 @@
+#pragma once
+// TaskInfo: one pod as the scheduler sees it.
+//
+// The parts that never change for a given pod version (uid, names, job id, role, the pod
+// object itself, non-zero request aggregates, host ports, PVCs) live in an immutable
+// TaskMeta shared by every copy of the task (cache, node, snapshot, bind context). The
+// parts the cache and sessions change (status, node, request, priority) are inline, so
+// copying a TaskInfo is one shared_ptr copy plus a few words.
+//
+// Thread-safety: value type; TaskMeta is immutable and may be shared across threads.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/k8s/objects.h"
+#include "api/resource.h"
+#include "api/status.h"
+#include "api/task_status.h"
+
+namespace volcache {
+
+// "<namespace>/<name>".
+std::string PodKey(std::string_view ns, std::string_view name);
+
+// Annotations and labels volcache reads.
+inline constexpr std::string_view kGroupNameAnnotation = "scheduling.k8s.io/group-name";
+inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";
+inline constexpr std::string_view kTaskPriorityAnnotation = "volcano.sh/task-priority";
+inline constexpr std::string_view kPreemptableKey = "volcano.sh/preemptable";
+inline constexpr std::string_view kRevocableZoneLabel = "volcano.sh/revocable-zone";
+
+// The pod request rule of SPEC §2: sum of regular containers, max'ed per dimension with
+// each init container (a restartable sidecar init container — restartPolicy Always — adds
+// to every init container after it and to the regular containers), plus spec.overhead,
+// plus scalar pods = 1. Fails only on a negative quantity, naming the field.
+Result<Resource> PodRequest(const k8s::Pod& pod);
+
+// kube-scheduler's non-zero request: per container, a missing CPU request counts 100m and a
+// missing memory request 200 MiB (same init/sidecar/overhead rule as PodRequest).
+struct NonZeroRequest {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+};
+NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod);
+inline constexpr int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200ll * 1024 * 1024;
+
+struct HostPort {
+  std::string ip;        // "" means 0.0.0.0
+  std::string protocol;  // TCP, UDP, SCTP
+  int32_t port = 0;
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+struct TaskMeta {
+  std::string uid;
+  std::string name;
+  std::string namespace_;
+  std::string key;   // namespace/name
+  std::string job;   // JobId: namespace/<group-name annotation>, empty when none
+  std::string role;  // volcano.sh/task-spec
+  k8s::TimeMs creation_timestamp = 0;
+  NonZeroRequest non_zero;
+  std::vector<HostPort> host_ports;
+  std::vector<std::string> pvcs;  // "namespace/claim"
+  bool has_affinity = false;       // pod (anti-)affinity
+  bool has_required_anti_affinity = false;
+  k8s::PodPtr pod;  // never null for tasks built from pods
+};
+
+struct TaskInfo {
+  std::shared_ptr<const TaskMeta> meta;
+  Resource resreq;
+  std::string node_name;
+  TaskStatus status = TaskStatus::kPending;
+  int32_t priority = 0;
+  bool preemptable = true;
+  bool best_effort = false;
+  bool scheduling_gated = false;
+
+  // Builds a task from a pod: request rule, status table, priority (pod priority, the
+  // volcano.sh/task-priority annotation overrides), preemptable (annotation, then label;
+  // default true), best-effort (empty request apart from pods), scheduling gates.
+  // InvalidArgument naming the pod and field on bad input.
+  static Result<TaskInfo> FromPod(k8s::PodPtr pod);
+
+  const std::string& uid() const { return meta->uid; }
+  const std::string& name() const { return meta->name; }
+  const std::string& namespace_() const { return meta->namespace_; }
+  const std::string& key() const { return meta->key; }
+  const std::string& job() const { return meta->job; }
+  const std::string& role() const { return meta->role; }
+  const k8s::Pod& pod() const { return *meta->pod; }
+  // Annotations sent with the binding.
+  const k8s::StringMap& annotations() const { return meta->pod->metadata.annotations; }
+};
+
+}  // namespace volcache

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package volcache needs to build, test and run.
+# Only Debian's archive is used: nothing is downloaded from anywhere else.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache git
+  clang libclang-rt-14-dev            # libFuzzer + sanitizer runtimes for the fuzz targets
+  libboost-dev libboost-system-dev    # Boost.Asio (1.74)
+  libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
+  nlohmann-json3-dev libyaml-cpp-dev
+  libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev                        # (prometheus-cpp is not packaged in Debian 12)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
