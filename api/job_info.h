@@ -48,7 +48,7 @@ class JobInfo {
 
   const JobId& uid() const { return uid_; }
   const std::string& name() const { return name_; }
-  const std::string& namespace_() const { return namespace_; }
+  const std::string& namespace_() const { return ns_; }
   const std::string& queue() const { return queue_; }
   int32_t priority() const { return priority_; }
   void set_priority(int32_t p) { priority_ = p; }
@@ -90,7 +90,7 @@ class JobInfo {
  private:
   JobId uid_;
   std::string name_;
-  std::string namespace_;
+  std::string ns_;  // not namespace_: that name is the accessor
   std::string queue_;
   int32_t priority_ = 0;
   int32_t min_available_ = 0;
