@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Configures and builds volcache. Usage: scripts/build.sh [release|asan|tsan|fuzz] [targets...]
+#   release (default)  build/        RelWithDebInfo, tests and benchmarks
+#   asan               build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer, tests only
+#   tsan               build-tsan/   ThreadSanitizer, tests only
+#   fuzz               build-fuzz/   clang + libFuzzer targets
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind="${1:-release}"; shift || true
+jobs="${VOLCACHE_JOBS:-$(nproc)}"
+case "$kind" in
+  release) dir=build;      args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DVOLCACHE_SANITIZE=address,undefined -DVOLCACHE_BUILD_BENCH=OFF) ;;
+  tsan)    dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLCACHE_SANITIZE=thread -DVOLCACHE_BUILD_BENCH=OFF) ;;
+  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVOLCACHE_BUILD_FUZZ=ON
+                                 -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF) ;;
+  *) echo "usage: $0 [release|asan|tsan|fuzz] [targets...]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
+if [ $# -gt 0 ]; then
+  cmake --build "$dir" -j "$jobs" --target "$@"
+else
+  cmake --build "$dir" -j "$jobs"
+fi
+echo "$dir"

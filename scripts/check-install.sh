@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs volcache into a temporary prefix and builds a consumer against it with
+# find_package(volcache), proving the installed package is complete.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$(./scripts/build.sh release | tail -n 1)
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$dir" --prefix "$prefix" >/dev/null
+cmake -S examples/consumer -B "$prefix/consumer-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/consumer-build" >/dev/null
+"$prefix/consumer-build/volcache_consumer"

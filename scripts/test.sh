@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds and runs every test. Usage: scripts/test.sh [release|asan|tsan]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind="${1:-release}"
+./scripts/setup.sh
+dir=$(./scripts/build.sh "$kind" | tail -n 1)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+ctest --test-dir "$dir" --output-on-failure -j "${VOLCACHE_JOBS:-$(nproc)}"
