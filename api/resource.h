@@ -68,6 +68,7 @@ class Resource {
            std::initializer_list<std::pair<std::string_view, int64_t>> scalars);
   Resource(const Resource& other);
   Resource& operator=(const Resource& other);
+  // A moved-from Resource keeps cpu/memory/max_task_num and has no scalars.
   Resource(Resource&& other) noexcept;
   Resource& operator=(Resource&& other) noexcept;
   ~Resource();
@@ -80,6 +81,7 @@ class Resource {
   void set_max_task_num(int32_t v) { max_task_num_ = v; }
 
   // Scalars: Get returns 0 when absent; Has tells whether the dimension is present.
+  // Get(name) also answers "cpu" and "memory" (like Volcano's Get) and never interns.
   int64_t Get(uint32_t id) const;
   int64_t Get(std::string_view name) const;
   bool Has(uint32_t id) const;
@@ -93,12 +95,16 @@ class Resource {
   const Scalar* scalars_begin() const;
   const Scalar* scalars_end() const { return scalars_begin() + size_; }
 
-  // All dimensions zero (absent scalars count as zero).
+  // All dimensions zero (absent scalars count as zero; negative counts as zero like Volcano's
+  // "< 0.1"). The scalar `pods` is ignored, as in Volcano: every task request carries pods=1.
   bool IsEmpty() const;
-  // Volcano IsZero(name): the named dimension is below the 0.1 tolerance, i.e. == 0.
+  // Volcano IsZero(name): the named dimension is below the 0.1 tolerance, i.e. <= 0. An absent
+  // scalar is zero (Volcano asserts instead).
   bool IsZero(std::string_view name) const;
 
-  // Arithmetic (in place, returning *this like Volcano).
+  // Arithmetic (in place, returning *this like Volcano). Saturates at the int64 bounds;
+  // max_task_num is never touched (Volcano: "should NOT be accounted in other operators").
+  // Scalars of rr absent in *this are added (Add/Sub/FitDelta/SetMax).
   Resource& Add(const Resource& rr);
   // Volcano asserts rr.LessEqual(*this, Zero) first; we return FailedPrecondition naming the
   // short dimensions and leave *this unchanged instead.
@@ -118,7 +124,10 @@ class Resource {
   // amounts are insufficient exactly as in Volcano).
   Resource& FitDelta(const Resource& rr);
 
-  // Comparisons with Volcano's semantics.
+  // Comparisons with Volcano's semantics. Every scalar present on either side takes part; an
+  // absent one is 0 (kZero) or infinite (kInfinity). Infinite on the right satisfies any
+  // "l <= r" / "l < r"; infinite on the left never does (LessEqual/Less fail, the *Partly
+  // forms skip it); Equal never holds for a dimension that is infinite on one side.
   bool LessEqual(const Resource& rr, DimensionDefault missing) const;
   bool Less(const Resource& rr, DimensionDefault missing) const;
   bool LessPartly(const Resource& rr, DimensionDefault missing) const;
@@ -126,16 +135,19 @@ class Resource {
   bool Equal(const Resource& rr, DimensionDefault missing) const;
   // Returns (increased, decreased): per dimension, how much *this exceeds rr and how much
   // rr exceeds *this. With kInfinity, a dimension infinite on one side is kInfiniteValue.
+  // Like Volcano, an unchanged scalar appears in `decreased` with value 0.
   std::pair<Resource, Resource> Diff(const Resource& rr, DimensionDefault missing) const;
 
-  // Names of dimensions where *this is greater than `available` (for fit errors), e.g.
-  // "cpu", "memory", "nvidia.com/gpu"; empty when *this fits.
+  // Names of dimensions where *this is greater than `available` (for fit errors), joined
+  // with ", ": cpu, memory, then scalars sorted by name (absent = 0), e.g.
+  // "cpu, memory, nvidia.com/gpu"; empty when *this fits.
   std::string InsufficientDimensions(const Resource& available) const;
 
-  // Exact structural equality (same present scalars, same values).
+  // Exact structural equality (cpu, memory, max_task_num, same present scalars, same values).
   friend bool operator==(const Resource& a, const Resource& b);
 
-  // e.g. "cpu 1000.00, memory 2147483648.00, nvidia.com/gpu 1000.00" like Volcano.
+  // e.g. "cpu 1000.00, memory 2147483648.00, nvidia.com/gpu 1000.00" like Volcano; scalars
+  // sorted by name.
   std::string ToString() const;
 
  private:
