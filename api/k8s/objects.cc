@@ -1,0 +1,66 @@
+#include "api/k8s/objects.h"
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+namespace volcache::k8s {
+
+namespace {
+
+template <typename T>
+constexpr std::string_view StaticKind() {
+  if constexpr (std::is_same_v<T, Pod>) return "Pod";
+  if constexpr (std::is_same_v<T, Node>) return "Node";
+  if constexpr (std::is_same_v<T, PodGroup>) return "PodGroup";
+  if constexpr (std::is_same_v<T, Queue>) return "Queue";
+  if constexpr (std::is_same_v<T, PriorityClass>) return "PriorityClass";
+  if constexpr (std::is_same_v<T, ResourceQuota>) return "ResourceQuota";
+  return {};
+}
+
+}  // namespace
+
+std::string_view KindOf(const Object& obj) {
+  return std::visit(
+      [](const auto& o) -> std::string_view {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, Unstructured>) {
+          return o.kind;
+        } else {
+          return StaticKind<T>();
+        }
+      },
+      obj);
+}
+
+const ObjectMeta& MetaOf(const Object& obj) {
+  return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, obj);
+}
+
+std::string DescribeObject(const Object& obj) {
+  const ObjectMeta& meta = MetaOf(obj);
+  std::string out(KindOf(obj));
+  if (out.empty()) out = "object";
+  out += ' ';
+  if (!meta.namespace_.empty()) {
+    out += meta.namespace_;
+    out += '/';
+  }
+  out += meta.name.empty() ? std::string_view("<unknown>") : std::string_view(meta.name);
+  return out;
+}
+
+std::string_view WatchEventTypeName(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::kAdded: return "ADDED";
+    case WatchEventType::kModified: return "MODIFIED";
+    case WatchEventType::kDeleted: return "DELETED";
+    case WatchEventType::kBookmark: return "BOOKMARK";
+    case WatchEventType::kError: return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace volcache::k8s
