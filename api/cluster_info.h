@@ -85,7 +85,8 @@ class ClusterInfo {
   std::unordered_set<std::string> dirty_nodes_;
   std::unordered_set<JobId> dirty_jobs_;
   uint64_t generation_ = 0;         // cache generation this snapshot reflects
-  uint64_t structure_version_ = 0;  // cache's queue/node-tree structure version
+  uint64_t structure_version_ = 0;  // cache's queue-set version (job filter)
+  uint64_t node_tree_version_ = 0;  // cache's nodeTree version (node_list order)
   const void* owner_ = nullptr;     // the cache that built it
 };
 
@@ -100,6 +101,7 @@ struct ClusterInfo::Builder {
   static std::unordered_set<JobId>& dirty_jobs(ClusterInfo& c) { return c.dirty_jobs_; }
   static uint64_t& generation(ClusterInfo& c) { return c.generation_; }
   static uint64_t& structure_version(ClusterInfo& c) { return c.structure_version_; }
+  static uint64_t& node_tree_version(ClusterInfo& c) { return c.node_tree_version_; }
   static const void*& owner(ClusterInfo& c) { return c.owner_; }
 };
 
