@@ -85,7 +85,11 @@ class NodeInfo {
   const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_; }
   const std::map<std::string, int32_t, std::less<>>& pvc_ref_counts() const { return pvc_ref_counts_; }
   int32_t pods_with_affinity() const { return pods_with_affinity_; }
-  // Times Idle went negative on AddTask/SetNode (each is also logged).
+  // Pods with pod anti-affinity (the object model does not tell required from preferred).
+  int32_t pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
+  // Times Idle went negative on AddTask/SetNode (each is also logged): every AddTask or
+  // UpdateTask whose task takes from Idle and leaves a dimension negative, and every
+  // SetNode/UnsetNode recompute that ends negative.
   int64_t negative_idle_events() const { return negative_idle_events_; }
 
   // Tasks by "namespace/name".
@@ -104,6 +108,10 @@ class NodeInfo {
  private:
   void Account(const TaskInfo& t, int sign);  // adds (+1) or reverses (-1) t's contribution
   void RecomputeFromTasks();
+  Status CheckTaskNode(const TaskInfo& task) const;
+  // Binding tasks must fit `idle` (only when the Node object is known).
+  Status CheckBindingFits(const TaskInfo& task, const Resource& idle) const;
+  void NoteNegativeIdle(const TaskInfo& added);
 
   std::string name_;
   k8s::NodePtr node_;
@@ -115,6 +123,7 @@ class NodeInfo {
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
   std::map<std::string, int32_t, std::less<>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
+  int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
   std::unordered_map<std::string, TaskInfo> tasks_;
   std::unordered_map<std::string, ImageState> images_;

@@ -1,0 +1,191 @@
+#include "api/job_info.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "api/resource_list.h"
+
+namespace volcache {
+
+namespace {
+
+// "<count> <reason>" entries sorted lexicographically (Go's sort.Strings), joined ", ".
+std::string SortedHistogram(const std::map<std::string, int64_t, std::less<>>& reasons) {
+  std::vector<std::string> parts;
+  parts.reserve(reasons.size());
+  for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
+  std::sort(parts.begin(), parts.end());
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+constexpr std::string_view kUndetermined = "Undetermined";  // Volcano PodReasonUndetermined
+
+}  // namespace
+
+JobInfo::JobInfo(JobId uid) : uid_(std::move(uid)) {}
+
+Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
+  if (pg == nullptr) return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid_));
+  Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources, "spec.minResources");
+  if (!min_resources.ok()) {
+    return min_resources.status().WithPrefix(
+        fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
+  }
+  name_ = pg->metadata.name;
+  ns_ = pg->metadata.namespace_;
+  queue_ = pg->spec.queue.empty() ? std::string(default_queue) : pg->spec.queue;
+  min_available_ = pg->spec.min_member;
+  task_min_available_ = pg->spec.min_task_member;
+  min_resources_ = std::move(min_resources).value();
+  creation_timestamp_ = pg->metadata.creation_timestamp;
+  pod_group_ = std::move(pg);
+  ++generation_;
+  return Status::Ok();
+}
+
+void JobInfo::UnsetPodGroup() {
+  pod_group_ = nullptr;
+  ++generation_;
+}
+
+const std::string& JobInfo::pod_group_phase() const {
+  static const std::string kEmpty;
+  return pod_group_ ? pod_group_->status.phase : kEmpty;
+}
+
+Status JobInfo::AddTask(const TaskInfo& task) {
+  if (tasks_.find(task.uid()) != tasks_.end()) {
+    return Status::AlreadyExists(fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
+  }
+  auto [it, inserted] = tasks_.emplace(task.uid(), task);
+  const TaskInfo& t = it->second;
+  status_index_[TaskStatusIndex(t.status)].insert(t.uid());
+  total_request_.Add(t.resreq);
+  if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq);
+  ++generation_;
+  return Status::Ok();
+}
+
+Status JobInfo::DeleteTask(std::string_view uid) {
+  auto it = tasks_.find(std::string(uid));
+  if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
+  const TaskInfo& t = it->second;
+  status_index_[TaskStatusIndex(t.status)].erase(t.uid());
+  total_request_.SubUnchecked(t.resreq);
+  if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq);
+  if (auto fe = fit_errors_.find(uid); fe != fit_errors_.end()) fit_errors_.erase(fe);
+  tasks_.erase(it);
+  ++generation_;
+  return Status::Ok();
+}
+
+Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
+  auto it = tasks_.find(std::string(uid));
+  if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
+  TaskInfo& t = it->second;
+  const bool was_allocated = IsAllocatedStatus(t.status);
+  const bool now_allocated = IsAllocatedStatus(status);
+  status_index_[TaskStatusIndex(t.status)].erase(t.uid());
+  status_index_[TaskStatusIndex(status)].insert(t.uid());
+  if (was_allocated && !now_allocated) allocated_.SubUnchecked(t.resreq);
+  if (!was_allocated && now_allocated) allocated_.Add(t.resreq);
+  t.status = status;
+  ++generation_;
+  return Status::Ok();
+}
+
+const TaskInfo* JobInfo::FindTask(std::string_view uid) const {
+  auto it = tasks_.find(std::string(uid));
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+const std::unordered_set<std::string>& JobInfo::TasksWithStatus(TaskStatus status) const {
+  return status_index_[TaskStatusIndex(status)];
+}
+
+size_t JobInfo::CountWithStatus(TaskStatus status) const { return TasksWithStatus(status).size(); }
+
+int32_t JobInfo::ReadyTaskNum() const {
+  size_t n = 0;
+  for (TaskStatus s : {TaskStatus::kBound, TaskStatus::kBinding, TaskStatus::kRunning, TaskStatus::kAllocated,
+                       TaskStatus::kSucceeded}) {
+    n += CountWithStatus(s);
+  }
+  return static_cast<int32_t>(n);
+}
+
+int32_t JobInfo::WaitingTaskNum() const { return static_cast<int32_t>(CountWithStatus(TaskStatus::kPipelined)); }
+
+int32_t JobInfo::ValidTaskNum() const {
+  size_t n = 0;
+  for (int i = 0; i < kTaskStatusCount; ++i) {
+    const TaskStatus s = TaskStatusFromIndex(i);
+    if (IsAllocatedStatus(s) || s == TaskStatus::kSucceeded || s == TaskStatus::kPipelined ||
+        s == TaskStatus::kPending) {
+      n += status_index_[i].size();
+    }
+  }
+  return static_cast<int32_t>(n);
+}
+
+int32_t JobInfo::PendingBestEffortTaskNum() const {
+  int32_t n = 0;
+  for (const std::string& uid : TasksWithStatus(TaskStatus::kPending)) {
+    if (tasks_.at(uid).best_effort) ++n;
+  }
+  return n;
+}
+
+bool JobInfo::IsReady() const { return ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available_; }
+
+bool JobInfo::IsPipelined() const {
+  return WaitingTaskNum() + ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available_;
+}
+
+bool JobInfo::IsStarving() const { return WaitingTaskNum() + ReadyTaskNum() < min_available_; }
+
+bool JobInfo::IsPending() const {
+  if (pod_group_ == nullptr) return true;
+  const std::string& phase = pod_group_->status.phase;
+  return phase.empty() || phase == "Pending";
+}
+
+void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
+  if (tasks_.find(std::string(uid)) == tasks_.end()) return;
+  if (auto it = fit_errors_.find(uid); it != fit_errors_.end()) {
+    it->second = std::move(reason);
+  } else {
+    fit_errors_.emplace(std::string(uid), std::move(reason));
+  }
+  ++generation_;
+}
+
+std::string JobInfo::FitError() const {
+  // Like Volcano, the histogram has an entry for every status that holds tasks, plus
+  // minAvailable.
+  std::map<std::string, int64_t, std::less<>> reasons;
+  for (int i = 0; i < kTaskStatusCount; ++i) {
+    if (!status_index_[i].empty()) {
+      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] += static_cast<int64_t>(status_index_[i].size());
+    }
+  }
+  reasons["minAvailable"] = min_available_;
+  std::string msg = fmt::format("{}, {}", kPodGroupNotReady, SortedHistogram(reasons));
+
+  reasons.clear();
+  for (const std::string& uid : TasksWithStatus(TaskStatus::kPending)) {
+    auto it = fit_errors_.find(uid);
+    if (it == fit_errors_.end()) {
+      ++reasons[std::string(kUndetermined)];
+    } else {
+      ++reasons[it->second];
+    }
+  }
+  if (!reasons.empty()) msg += fmt::format("; {}: {}", TaskStatusName(TaskStatus::kPending), SortedHistogram(reasons));
+  return msg;
+}
+
+}  // namespace volcache

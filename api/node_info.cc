@@ -1,0 +1,246 @@
+#include "api/node_info.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "api/resource_list.h"
+
+namespace volcache {
+
+namespace {
+
+constexpr std::string_view kUnInitialized = "UnInitialized";
+constexpr std::string_view kNotReadyReason = "NotReady";
+
+bool HasNegative(const Resource& r) {
+  if (r.milli_cpu() < 0 || r.memory() < 0) return true;
+  for (const Resource::Scalar* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
+    if (s->value < 0) return true;
+  }
+  return false;
+}
+
+void Apply(Resource& target, const Resource& r, int sign) {
+  if (sign > 0) {
+    target.Add(r);
+  } else {
+    target.SubUnchecked(r);
+  }
+}
+
+// Whether a task in `status` takes from Idle (and counts in the kube-scheduler aggregates).
+bool TakesIdle(TaskStatus status) { return status != TaskStatus::kPipelined; }
+
+NodeState StateOf(const k8s::Node& node) {
+  for (const k8s::NodeCondition& c : node.status.conditions) {
+    if (c.type == "Ready") {
+      if (c.status == "True") return NodeState{NodePhase::kReady, ""};
+      break;
+    }
+  }
+  return NodeState{NodePhase::kNotReady, std::string(kNotReadyReason)};
+}
+
+}  // namespace
+
+NodeInfo::NodeInfo(std::string name)
+    : name_(std::move(name)), state_{NodePhase::kNotReady, std::string(kUnInitialized)} {}
+
+Result<NodeInfo> NodeInfo::FromNode(k8s::NodePtr node) {
+  if (node == nullptr) return Status::InvalidArgument("NodeInfo::FromNode: null node");
+  NodeInfo ni(node->metadata.name);
+  VC_RETURN_IF_ERROR(ni.SetNode(std::move(node)));
+  return ni;
+}
+
+Status NodeInfo::SetNode(k8s::NodePtr node) {
+  if (node == nullptr) return Status::InvalidArgument(fmt::format("Node {}: SetNode with a null node", name_));
+  if (node->metadata.name != name_) {
+    return Status::InvalidArgument(
+        fmt::format("Node {}: SetNode with the object of node {}", name_, node->metadata.name));
+  }
+  const std::string prefix = fmt::format("Node {}", name_);
+  Result<Resource> capacity = ResourceFromList(node->status.capacity, "status.capacity");
+  if (!capacity.ok()) return capacity.status().WithPrefix(prefix);
+  Result<Resource> allocatable = capacity;
+  if (!node->status.allocatable.empty()) {
+    allocatable = ResourceFromList(node->status.allocatable, "status.allocatable");
+    if (!allocatable.ok()) return allocatable.status().WithPrefix(prefix);
+  }
+
+  std::unordered_map<std::string, ImageState> images;
+  for (const k8s::ContainerImage& image : node->status.images) {
+    for (const std::string& name : image.names) images[name] = ImageState{image.size_bytes, 1};
+  }
+  std::string zone;
+  if (auto it = node->metadata.labels.find(kRevocableZoneLabel); it != node->metadata.labels.end()) {
+    zone = it->second;
+  }
+
+  // Nothing below can fail.
+  state_ = StateOf(*node);
+  allocatable_ = std::move(allocatable).value();
+  capacity_ = std::move(capacity).value();
+  images_ = std::move(images);
+  revocable_zone_ = std::move(zone);
+  node_ = std::move(node);
+  RecomputeFromTasks();
+  ++generation_;
+  return Status::Ok();
+}
+
+void NodeInfo::UnsetNode() {
+  node_ = nullptr;
+  state_ = NodeState{NodePhase::kNotReady, std::string(kUnInitialized)};
+  allocatable_ = Resource();
+  capacity_ = Resource();
+  images_.clear();
+  revocable_zone_.clear();
+  RecomputeFromTasks();
+  ++generation_;
+}
+
+void NodeInfo::RecomputeFromTasks() {
+  idle_ = node_ ? allocatable_ : Resource();
+  used_ = Resource();
+  releasing_ = Resource();
+  pipelined_ = Resource();
+  requested_ = Resource();
+  non_zero_requested_ = NonZeroRequest{};
+  used_ports_.clear();
+  pvc_ref_counts_.clear();
+  pods_with_affinity_ = 0;
+  pods_with_required_anti_affinity_ = 0;
+  // Binding tasks are accounted like Allocated here: the fit check belongs to the moment a
+  // bind is decided, not to a later change of the Node object.
+  for (const auto& [key, task] : tasks_) Account(task, +1);
+  if (node_ != nullptr && HasNegative(idle_)) {
+    ++negative_idle_events_;
+    spdlog::warn("node {}: idle is negative after recomputing from {} tasks: idle <{}>, allocatable <{}>",
+                 name_, tasks_.size(), idle_.ToString(), allocatable_.ToString());
+  }
+}
+
+void NodeInfo::Account(const TaskInfo& t, int sign) {
+  if (node_ == nullptr) return;  // placeholders hold tasks but account nothing
+  const Resource& r = t.resreq;
+  if (!TakesIdle(t.status)) {
+    Apply(pipelined_, r, sign);
+    return;
+  }
+  Apply(idle_, r, -sign);
+  Apply(used_, r, sign);
+  if (t.status == TaskStatus::kReleasing) Apply(releasing_, r, sign);
+
+  // kube-scheduler aggregates.
+  Apply(requested_, r, sign);
+  const TaskMeta& m = *t.meta;
+  non_zero_requested_.milli_cpu += sign * m.non_zero.milli_cpu;
+  non_zero_requested_.memory += sign * m.non_zero.memory;
+  for (const HostPort& hp : m.host_ports) {
+    auto it = std::find_if(used_ports_.begin(), used_ports_.end(),
+                           [&](const auto& entry) { return entry.first == hp; });
+    if (sign > 0) {
+      if (it == used_ports_.end()) {
+        used_ports_.emplace_back(hp, 1);
+      } else {
+        ++it->second;
+      }
+    } else if (it != used_ports_.end() && --it->second <= 0) {
+      used_ports_.erase(it);
+    }
+  }
+  for (const std::string& pvc : m.pvcs) {
+    if (sign > 0) {
+      ++pvc_ref_counts_[pvc];
+    } else if (auto it = pvc_ref_counts_.find(pvc); it != pvc_ref_counts_.end() && --it->second <= 0) {
+      pvc_ref_counts_.erase(it);
+    }
+  }
+  if (m.has_affinity) pods_with_affinity_ += sign;
+  if (m.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
+}
+
+Status NodeInfo::CheckTaskNode(const TaskInfo& task) const {
+  if (!task.node_name.empty() && task.node_name != name_) {
+    return Status::FailedPrecondition(
+        fmt::format("task {} is on node {}, not on node {}", task.key(), task.node_name, name_));
+  }
+  return Status::Ok();
+}
+
+Status NodeInfo::CheckBindingFits(const TaskInfo& task, const Resource& idle) const {
+  if (node_ == nullptr || task.status != TaskStatus::kBinding) return Status::Ok();
+  if (task.resreq.LessEqual(idle, DimensionDefault::kZero)) return Status::Ok();
+  return Status::FailedPrecondition(fmt::format("task {} does not fit node {}: insufficient {}", task.key(),
+                                                name_, task.resreq.InsufficientDimensions(idle)));
+}
+
+void NodeInfo::NoteNegativeIdle(const TaskInfo& task) {
+  if (node_ == nullptr || !TakesIdle(task.status) || !HasNegative(idle_)) return;
+  ++negative_idle_events_;
+  spdlog::warn("node {}: idle is negative after adding task {} ({}, request <{}>): idle <{}>", name_,
+               task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
+}
+
+Status NodeInfo::AddTask(const TaskInfo& task) {
+  VC_RETURN_IF_ERROR(CheckTaskNode(task));
+  if (tasks_.find(task.key()) != tasks_.end()) {
+    return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
+  }
+  VC_RETURN_IF_ERROR(CheckBindingFits(task, idle_));
+  // The node keeps its own copy so later changes to the caller's task do not skew the
+  // accounting; removal reverses exactly this copy.
+  auto [it, inserted] = tasks_.emplace(task.key(), task);
+  Account(it->second, +1);
+  NoteNegativeIdle(it->second);
+  ++generation_;
+  return Status::Ok();
+}
+
+Status NodeInfo::RemoveTask(const TaskInfo& task) {
+  auto it = tasks_.find(task.key());
+  if (it == tasks_.end()) {
+    return Status::NotFound(fmt::format("task {} is not on node {}", task.key(), name_));
+  }
+  Account(it->second, -1);
+  tasks_.erase(it);
+  ++generation_;
+  return Status::Ok();
+}
+
+Status NodeInfo::UpdateTask(const TaskInfo& task) {
+  auto it = tasks_.find(task.key());
+  if (it == tasks_.end()) {
+    return Status::NotFound(fmt::format("task {} is not on node {}", task.key(), name_));
+  }
+  VC_RETURN_IF_ERROR(CheckTaskNode(task));
+  if (node_ != nullptr && task.status == TaskStatus::kBinding) {
+    Resource idle = idle_;
+    if (TakesIdle(it->second.status)) idle.Add(it->second.resreq);
+    VC_RETURN_IF_ERROR(CheckBindingFits(task, idle));
+  }
+  Account(it->second, -1);
+  it->second = task;
+  Account(it->second, +1);
+  NoteNegativeIdle(it->second);
+  ++generation_;
+  return Status::Ok();
+}
+
+Resource NodeInfo::FutureIdle() const {
+  Resource r = idle_;
+  r.Add(releasing_);
+  r.SubUnchecked(pipelined_);
+  return r;
+}
+
+const TaskInfo* NodeInfo::FindTask(std::string_view key) const {
+  auto it = tasks_.find(std::string(key));
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+}  // namespace volcache

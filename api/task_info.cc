@@ -1,0 +1,245 @@
+#include "api/task_info.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "api/resource_list.h"
+
+namespace volcache {
+
+std::string PodKey(std::string_view ns, std::string_view name) {
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append("/").append(name);
+  return key;
+}
+
+namespace {
+
+bool IsSidecar(const k8s::Container& c) { return c.restart_policy == "Always"; }
+
+std::string RequestsPath(std::string_view list, size_t i) {
+  return fmt::format("spec.{}[{}].resources.requests", list, i);
+}
+
+// Kubernetes' PodRequests rule, generic over the per-container request type so the exact
+// Resource and the non-zero cpu/memory pair follow one implementation. `Acc` needs Add and
+// SetMax.
+template <typename Acc, typename RequestOf>
+Status CombinePodRequests(const k8s::Pod& pod, RequestOf&& request_of, Acc* out) {
+  Acc regular{};
+  for (size_t i = 0; i < pod.spec.containers.size(); ++i) {
+    Acc r{};
+    VC_RETURN_IF_ERROR(request_of(pod.spec.containers[i], RequestsPath("containers", i), &r));
+    regular.Add(r);
+  }
+  // Sidecars keep running for the pod's whole life: each one adds to everything that
+  // starts after it (later init containers and the regular containers).
+  Acc sidecars{};
+  Acc init_peak{};
+  for (size_t i = 0; i < pod.spec.init_containers.size(); ++i) {
+    const k8s::Container& c = pod.spec.init_containers[i];
+    Acc r{};
+    VC_RETURN_IF_ERROR(request_of(c, RequestsPath("initContainers", i), &r));
+    if (IsSidecar(c)) {
+      regular.Add(r);
+      sidecars.Add(r);
+      init_peak.SetMax(sidecars);
+    } else {
+      r.Add(sidecars);
+      init_peak.SetMax(r);
+    }
+  }
+  regular.SetMax(init_peak);
+  *out = std::move(regular);
+  return Status::Ok();
+}
+
+// cpu/memory pair with Add/SetMax for CombinePodRequests.
+struct NonZeroAcc {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  void Add(const NonZeroAcc& o) {
+    milli_cpu += o.milli_cpu;
+    memory += o.memory;
+  }
+  void SetMax(const NonZeroAcc& o) {
+    milli_cpu = std::max(milli_cpu, o.milli_cpu);
+    memory = std::max(memory, o.memory);
+  }
+};
+
+// Sums the cpu (milli) and memory (bytes) entries of a ResourceList; `found_*` tell whether
+// the names were present at all (an explicit 0 is not "missing").
+void CpuMemory(const k8s::ResourceList& list, NonZeroAcc* out, bool* found_cpu, bool* found_memory) {
+  for (const auto& [name, q] : list) {
+    if (name == "cpu") {
+      out->milli_cpu += q.MilliValue();
+      *found_cpu = true;
+    } else if (name == "memory") {
+      out->memory += q.Value();
+      *found_memory = true;
+    }
+  }
+}
+
+// strconv.ParseBool.
+std::optional<bool> ParseBool(std::string_view v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  return std::nullopt;
+}
+
+// Volcano GetPodPreemptable: annotation first, then label; an unparsable value means false.
+bool PodPreemptable(const k8s::Pod& pod) {
+  for (const k8s::StringMap* m : {&pod.metadata.annotations, &pod.metadata.labels}) {
+    auto it = m->find(kPreemptableKey);
+    if (it == m->end()) continue;
+    if (auto b = ParseBool(it->second)) return *b;
+    spdlog::warn("pod {}/{}: invalid {}=\"{}\", treating as not preemptable", pod.metadata.namespace_,
+                 pod.metadata.name, kPreemptableKey, it->second);
+    return false;
+  }
+  return true;
+}
+
+// Volcano: the annotation overrides spec.priority when it parses as an int32; otherwise it
+// is ignored.
+int32_t PodPriority(const k8s::Pod& pod) {
+  int32_t priority = pod.spec.priority.value_or(0);
+  auto it = pod.metadata.annotations.find(kTaskPriorityAnnotation);
+  if (it != pod.metadata.annotations.end()) {
+    const std::string& s = it->second;
+    int32_t v = 0;
+    const char* begin = s.data();
+    if (!s.empty() && s[0] == '+') ++begin;
+    auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
+    if (ec == std::errc() && ptr == s.data() + s.size() && begin != ptr) {
+      priority = v;
+    } else {
+      spdlog::warn("pod {}/{}: ignoring invalid {}=\"{}\"", pod.metadata.namespace_, pod.metadata.name,
+                   kTaskPriorityAnnotation, s);
+    }
+  }
+  return priority;
+}
+
+std::string Lookup(const k8s::StringMap& m, std::string_view key) {
+  auto it = m.find(key);
+  return it == m.end() ? std::string() : it->second;
+}
+
+bool IsBestEffort(const Resource& r) {
+  if (r.milli_cpu() != 0 || r.memory() != 0) return false;
+  for (auto* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
+    if (s->id != ResourceNames::kPods && s->value != 0) return false;
+  }
+  return true;
+}
+
+void AddHostPorts(const std::vector<k8s::Container>& containers, std::vector<HostPort>* out) {
+  for (const k8s::Container& c : containers) {
+    for (const k8s::ContainerPort& p : c.ports) {
+      if (p.host_port <= 0) continue;
+      HostPort hp;
+      hp.ip = p.host_ip == "0.0.0.0" ? std::string() : p.host_ip;
+      hp.protocol = p.protocol.empty() ? std::string("TCP") : p.protocol;
+      hp.port = p.host_port;
+      out->push_back(std::move(hp));
+    }
+  }
+}
+
+}  // namespace
+
+Result<Resource> PodRequest(const k8s::Pod& pod) {
+  Resource total;
+  VC_RETURN_IF_ERROR(CombinePodRequests(
+      pod,
+      [](const k8s::Container& c, const std::string& path, Resource* r) -> Status {
+        Result<Resource> res = ResourceFromList(c.requests, path);
+        if (!res.ok()) return res.status();
+        *r = std::move(res).value();
+        return Status::Ok();
+      },
+      &total));
+  if (!pod.spec.overhead.empty()) {
+    Result<Resource> overhead = ResourceFromList(pod.spec.overhead, "spec.overhead");
+    if (!overhead.ok()) return overhead.status();
+    total.Add(*overhead);
+  }
+  // Requests never carry a pod budget; the scalar pods counts this one pod.
+  total.set_max_task_num(0);
+  total.SetScalar(ResourceNames::kPods, 1);
+  return total;
+}
+
+NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod) {
+  NonZeroAcc total;
+  Status st = CombinePodRequests(
+      pod,
+      [](const k8s::Container& c, const std::string&, NonZeroAcc* r) -> Status {
+        bool cpu = false, memory = false;
+        CpuMemory(c.requests, r, &cpu, &memory);
+        if (!cpu) r->milli_cpu = kDefaultMilliCpuRequest;
+        if (!memory) r->memory = kDefaultMemoryRequest;
+        return Status::Ok();
+      },
+      &total);
+  (void)st;  // the non-zero lambda never fails
+  bool cpu = false, memory = false;
+  CpuMemory(pod.spec.overhead, &total, &cpu, &memory);
+  return NonZeroRequest{total.milli_cpu, total.memory};
+}
+
+Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
+  if (pod == nullptr) return Status::InvalidArgument("TaskInfo::FromPod: null pod");
+  const k8s::Pod& p = *pod;
+  Result<Resource> request = PodRequest(p);
+  if (!request.ok()) {
+    return request.status().WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
+  }
+
+  auto meta = std::make_shared<TaskMeta>();
+  meta->uid = p.metadata.uid;
+  meta->name = p.metadata.name;
+  meta->namespace_ = p.metadata.namespace_;
+  meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
+  if (std::string group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
+    meta->job = PodKey(p.metadata.namespace_, group);
+  }
+  if (auto it = p.metadata.annotations.find(kTaskSpecKey); it != p.metadata.annotations.end()) {
+    meta->role = it->second;
+  } else {
+    meta->role = Lookup(p.metadata.labels, kTaskSpecKey);
+  }
+  meta->creation_timestamp = p.metadata.creation_timestamp;
+  meta->non_zero = PodNonZeroRequest(p);
+  AddHostPorts(p.spec.init_containers, &meta->host_ports);
+  AddHostPorts(p.spec.containers, &meta->host_ports);
+  meta->pvcs.reserve(p.spec.pvc_names.size());
+  for (const std::string& claim : p.spec.pvc_names) meta->pvcs.push_back(PodKey(p.metadata.namespace_, claim));
+  meta->has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
+  // The object model does not distinguish required from preferred anti-affinity; treat
+  // any anti-affinity as required (the conservative choice for predicates).
+  meta->has_required_anti_affinity = p.spec.has_pod_anti_affinity;
+  meta->pod = std::move(pod);
+
+  TaskInfo t;
+  t.resreq = std::move(request).value();
+  t.node_name = p.spec.node_name;
+  t.status = TaskStatusFromPod(p);
+  t.priority = PodPriority(p);
+  t.preemptable = PodPreemptable(p);
+  t.best_effort = IsBestEffort(t.resreq);
+  t.scheduling_gated = !p.spec.scheduling_gates.empty();
+  t.meta = std::move(meta);
+  return t;
+}
+
+}  // namespace volcache
