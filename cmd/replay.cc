@@ -1,0 +1,276 @@
+#include "cmd/replay.h"
+
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <istream>
+#include <map>
+#include <ostream>
+
+#include "api/k8s/decode.h"
+#include "api/k8s/json_fwd.h"
+#include "cache/cluster_source.h"
+#include "cache/scheduler_cache.h"
+#include "workers/clock.h"
+#include "workers/work_queue.h"
+
+namespace volcache {
+
+namespace {
+
+constexpr Duration kBindTick = std::chrono::milliseconds(20);
+
+// Thrown only inside this file to stop on a line that is not one of the forms (exit 2).
+struct FormError {
+  std::string reason;
+};
+
+const nlohmann::json& Field(const nlohmann::json& j, const char* name, nlohmann::json::value_t type) {
+  auto it = j.find(name);
+  if (it == j.end()) throw FormError{std::string("missing \"") + name + "\""};
+  bool ok = it->type() == type ||
+            (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+  if (!ok) throw FormError{std::string("\"") + name + "\" has the wrong type"};
+  return *it;
+}
+
+std::string StringField(const nlohmann::json& j, const char* name) {
+  return Field(j, name, nlohmann::json::value_t::string).get<std::string>();
+}
+
+}  // namespace
+
+struct ReplayEngine::State {
+  ReplayOptions options;
+  std::ostream& out;
+  std::ostream& err;
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  std::unique_ptr<SchedulerCache> cache;
+  ReplayStats stats;
+
+  struct PendingBind {
+    std::string task;
+    std::string node;
+  };
+  std::vector<PendingBind> bind_channel;                  // binds waiting for the next tick
+  std::map<std::string, std::deque<std::pair<bool, std::string>>> scripted;  // task → answers
+  int64_t line = 0;
+
+  State(ReplayOptions o, std::ostream& out_, std::ostream& err_) : options(std::move(o)), out(out_), err(err_) {
+    SchedulerCacheOptions co;
+    co.scheduler_name = options.scheduler_name;
+    co.assumed_ttl = std::chrono::milliseconds(options.assumed_ttl_ms);
+    cache = std::make_unique<SchedulerCache>(co, clock, &source);
+    cache->EnsureDefaultQueues();
+    ScheduleBindTick();
+  }
+
+  void ScheduleBindTick() {
+    clock->AfterFunc(kBindTick, [this] {
+      DispatchBinds();
+      ScheduleBindTick();
+    });
+  }
+
+  // The bind-flow tick: every queued bind goes to the scripted binder; success finishes the
+  // binding (the watch will confirm it), failure forgets the task and queues a resync.
+  void DispatchBinds() {
+    std::vector<PendingBind> batch;
+    batch.swap(bind_channel);
+    for (const PendingBind& b : batch) {
+      bool ok = true;
+      std::string why;
+      if (auto it = scripted.find(b.task); it != scripted.end() && !it->second.empty()) {
+        std::tie(ok, why) = it->second.front();
+        it->second.pop_front();
+      }
+      Status s = ok ? cache->FinishBinding(b.task) : cache->ForgetTask(b.task, b.node);
+      if (ok && s.ok()) {
+        ++stats.binds_ok;
+      } else if (!ok) {
+        ++stats.binds_failed;
+        err << "bind " << b.task << " to " << b.node << " failed: " << (why.empty() ? "scripted failure" : why)
+            << "\n";
+      }
+      if (!s.ok()) err << "bind " << b.task << ": " << s.message() << "\n";
+    }
+  }
+
+  void RunDueWork() {
+    cache->DrainQueuesOnce();
+    cache->CleanupExpiredAssumed();
+    for (auto& ev : cache->TakeEvictionRequests()) {
+      (void)ev;  // the scripted evictor always succeeds; the script delivers the pod's fate
+      ++stats.evictions;
+    }
+    cache->DrainQueuesOnce();
+  }
+
+  void Refused(const Status& s) {
+    ++stats.refused;
+    nlohmann::json j;
+    j["line"] = line;
+    j["error"] = s.message();
+    out << j.dump() << "\n";
+  }
+
+  Status ApplyObject(SchedulerCache::EventType type, const k8s::Object& obj) {
+    ++stats.events;
+    if (const auto* pod = std::get_if<k8s::Pod>(&obj)) {
+      if (type == SchedulerCache::EventType::kDelete) {
+        source.DeletePod(pod->metadata.namespace_, pod->metadata.name);
+      } else {
+        source.PutPod(std::make_shared<const k8s::Pod>(*pod));
+      }
+    } else if (const auto* node = std::get_if<k8s::Node>(&obj)) {
+      if (type == SchedulerCache::EventType::kDelete) {
+        source.DeleteNode(node->metadata.name);
+      } else {
+        source.PutNode(std::make_shared<const k8s::Node>(*node));
+      }
+    }
+    return cache->Apply(type, obj);
+  }
+
+  void Event(SchedulerCache::EventType type, const nlohmann::json& object) {
+    if (!object.is_object()) throw FormError{"\"object\" must be an object"};
+    auto obj = k8s::DecodeObjectJson(object);
+    if (!obj.ok()) {
+      ++stats.events;
+      Refused(obj.status());
+      return;
+    }
+    Status s = ApplyObject(type, *obj);
+    if (!s.ok()) Refused(s);
+  }
+
+  int Apply(const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) throw FormError{"not valid JSON"};
+    if (!j.is_object()) throw FormError{"not a JSON object"};
+    if (j.contains("type")) {
+      const std::string type = StringField(j, "type");
+      if (type == "BOOKMARK") return 0;
+      SchedulerCache::EventType t;
+      if (type == "ADDED") {
+        t = SchedulerCache::EventType::kAdd;
+      } else if (type == "MODIFIED") {
+        t = SchedulerCache::EventType::kUpdate;
+      } else if (type == "DELETED") {
+        t = SchedulerCache::EventType::kDelete;
+      } else {
+        throw FormError{"unknown watch event type \"" + type + "\""};
+      }
+      Event(t, Field(j, "object", nlohmann::json::value_t::object));
+      return 0;
+    }
+    if (!j.contains("op")) throw FormError{"neither a watch event (\"type\") nor an operation (\"op\")"};
+    const std::string op = StringField(j, "op");
+    if (op == "add" || op == "update" || op == "delete") {
+      auto t = op == "add"      ? SchedulerCache::EventType::kAdd
+               : op == "update" ? SchedulerCache::EventType::kUpdate
+                                : SchedulerCache::EventType::kDelete;
+      Event(t, Field(j, "object", nlohmann::json::value_t::object));
+    } else if (op == "bind") {
+      const std::string task = StringField(j, "task");
+      const std::string node = StringField(j, "node");
+      Status s = cache->AddBindTask(task, node);
+      if (s.ok()) {
+        bind_channel.push_back({task, node});
+      } else {
+        Refused(s);
+      }
+    } else if (op == "bindResult") {
+      const std::string task = StringField(j, "task");
+      bool ok = Field(j, "ok", nlohmann::json::value_t::boolean).get<bool>();
+      std::string why = j.contains("error") ? StringField(j, "error") : "";
+      scripted[task].emplace_back(ok, why);
+    } else if (op == "evict") {
+      const std::string task = StringField(j, "task");
+      std::string reason = j.contains("reason") ? StringField(j, "reason") : "";
+      Status s = cache->Evict(task, reason);
+      if (!s.ok()) Refused(s);
+    } else if (op == "tick") {
+      const auto& ms = Field(j, "ms", nlohmann::json::value_t::number_integer);
+      int64_t v = ms.get<int64_t>();
+      if (v < 0) throw FormError{"\"ms\" must not be negative"};
+      // Advance bind tick by bind tick so that work due in between (binds, their results,
+      // retries) runs in order and at its own time.
+      TimePoint end = clock->Now() + std::chrono::milliseconds(v);
+      while (clock->Now() < end) {
+        auto since_epoch = clock->Now().time_since_epoch();
+        TimePoint next_tick = TimePoint(since_epoch - since_epoch % kBindTick + kBindTick);
+        clock->SetTime(std::min(end, next_tick));
+        RunDueWork();
+      }
+    } else if (op == "snapshot") {
+      RunDueWork();
+      out << DumpClusterInfo(*cache->Snapshot()) << "\n";
+    } else if (op == "dump") {
+      RunDueWork();
+      out << cache->Dump() << "\n";
+    } else {
+      throw FormError{"unknown op \"" + op + "\""};
+    }
+    RunDueWork();
+    return 0;
+  }
+};
+
+ReplayEngine::ReplayEngine(ReplayOptions options, std::ostream& out, std::ostream& err)
+    : s_(std::make_unique<State>(std::move(options), out, err)) {}
+
+ReplayEngine::~ReplayEngine() = default;
+
+int ReplayEngine::ApplyLine(int64_t number, const std::string& line) {
+  s_->line = number;
+  ++s_->stats.lines;
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return 0;
+  try {
+    s_->Apply(line);
+  } catch (const FormError& e) {
+    s_->err << "line " << number << ": " << e.reason << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    s_->err << "line " << number << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (s_->options.check_invariants) {
+    Status s = s_->cache->CheckInvariants();
+    if (!s.ok()) {
+      s_->err << "line " << number << ": " << s.message() << "\n";
+      return 3;
+    }
+  }
+  return 0;
+}
+
+int ReplayEngine::Run(std::istream& in) {
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    int rc = ApplyLine(++n, line);
+    if (rc != 0) return rc;
+  }
+  if (s_->options.summary) {
+    const ReplayStats& st = s_->stats;
+    auto& e = s_->err;
+    Status inv = s_->cache->CheckInvariants();
+    std::string cmp = s_->cache->Compare();
+    e << "replayed " << st.lines << " lines at t=" << s_->clock->Now().time_since_epoch().count() / 1000000
+      << "ms: " << st.events << " object events, " << st.binds_ok << " binds ok, " << st.binds_failed
+      << " binds failed, " << st.evictions << " evictions, " << st.refused << " refused\n";
+    e << "cache: " << s_->cache->num_nodes() << " nodes, " << s_->cache->num_jobs() << " jobs, "
+      << s_->cache->num_tasks() << " tasks\n";
+    e << "invariants: " << (inv.ok() ? "OK" : inv.message()) << "\n";
+    e << "compare with cluster: " << (cmp.empty() ? "consistent\n" : "\n" + cmp);
+  }
+  return 0;
+}
+
+const ReplayStats& ReplayEngine::stats() const { return s_->stats; }
+
+std::string ReplayEngine::Dump() const { return s_->cache->Dump(); }
+
+}  // namespace volcache
