@@ -395,8 +395,7 @@ Status DecodeContainers(const Ctx& c, const json& spec, const Path& p, std::stri
 
 Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) {
   VC_RETURN_IF_ERROR(Get(c, s, p, "nodeName", &spec->node_name));
-  VC_RETURN_IF_ERROR(Get(c, s, p, "schedulerName", &spec->scheduler_name));
-  if (spec->scheduler_name.empty()) spec->scheduler_name = "default-scheduler";
+  VC_RETURN_IF_ERROR(Get(c, s, p, "schedulerName", &spec->scheduler_name));  // defaulted by the caller
   VC_RETURN_IF_ERROR(Get(c, s, p, "priority", &spec->priority));
   VC_RETURN_IF_ERROR(Get(c, s, p, "priorityClassName", &spec->priority_class_name));
   VC_RETURN_IF_ERROR(DecodeContainers(c, s, p, "containers", false, &spec->containers));
@@ -475,10 +474,12 @@ Status DecodeSpecAndStatus(const Ctx& c, const json& j, SpecFn&& spec_fn, Status
 }
 
 Status DecodePodBody(const Ctx& c, const json& j, Pod* pod) {
-  return DecodeSpecAndStatus(
+  VC_RETURN_IF_ERROR(DecodeSpecAndStatus(
       c, j,
       [&](const json& s, const Path& p) { return DecodePodSpec(c, s, p, &pod->spec); },
-      [&](const json& s, const Path& p) { return DecodePodStatus(c, s, p, &pod->status); });
+      [&](const json& s, const Path& p) { return DecodePodStatus(c, s, p, &pod->status); }));
+  if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  return Status::Ok();
 }
 
 // --------------------------------------------------------------------------------- Node
