@@ -1,0 +1,352 @@
+#include "api/job_info.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/k8s/objects.h"
+#include "api/quantity.h"
+#include "api/task_info.h"
+
+namespace volcache {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+constexpr int64_t kGi = 1024ll * 1024 * 1024;
+
+k8s::ResourceList RL(std::initializer_list<std::pair<std::string, std::string>> items) {
+  k8s::ResourceList out;
+  for (const auto& [name, text] : items) {
+    Result<Quantity> q = Quantity::Parse(text);
+    EXPECT_TRUE(q.ok()) << text << ": " << q.status().ToString();
+    out.emplace_back(name, q.ok() ? *q : Quantity());
+  }
+  return out;
+}
+
+// A task of job ns/pg with the given status (set after building, like a session would).
+TaskInfo MakeTask(std::string name, TaskStatus status, k8s::ResourceList requests) {
+  k8s::Pod pod;
+  pod.metadata.namespace_ = "ns";
+  pod.metadata.name = name;
+  pod.metadata.uid = "uid-" + name;
+  pod.metadata.annotations[std::string(kGroupNameAnnotation)] = "pg";
+  pod.status.phase = "Pending";
+  k8s::Container c;
+  c.name = "main";
+  c.requests = std::move(requests);
+  pod.spec.containers.push_back(std::move(c));
+  Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  if (!t.ok()) return TaskInfo();
+  TaskInfo task = std::move(t).value();
+  task.status = status;
+  return task;
+}
+
+TaskInfo Task(std::string name, TaskStatus status) {
+  return MakeTask(std::move(name), status, RL({{"cpu", "1"}, {"memory", "1Gi"}}));
+}
+
+std::shared_ptr<const k8s::PodGroup> MakePodGroup(int32_t min_member, std::string phase = "",
+                                                  std::string queue = "") {
+  auto pg = std::make_shared<k8s::PodGroup>();
+  pg->metadata.namespace_ = "ns";
+  pg->metadata.name = "pg";
+  pg->metadata.uid = "pg-uid";
+  pg->metadata.creation_timestamp = 1700000000000;
+  pg->spec.min_member = min_member;
+  pg->spec.queue = std::move(queue);
+  pg->status.phase = std::move(phase);
+  return pg;
+}
+
+JobInfo MakeJob(int32_t min_member, const std::vector<TaskStatus>& statuses) {
+  JobInfo job("ns/pg");
+  EXPECT_TRUE(job.SetPodGroup(MakePodGroup(min_member)).ok());
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    EXPECT_TRUE(job.AddTask(Task("t" + std::to_string(i), statuses[i])).ok());
+  }
+  return job;
+}
+
+// ------------------------------------------------------------------ PodGroup
+
+TEST(JobInfoTest, SetPodGroupFillsJobFields) {
+  JobInfo job("ns/pg");
+  EXPECT_EQ(job.uid(), "ns/pg");
+  EXPECT_TRUE(job.IsPending());
+  EXPECT_EQ(job.pod_group_phase(), "");
+  EXPECT_EQ(job.pod_group(), nullptr);
+
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(3, "Inqueue", "research"));
+  pg->spec.min_task_member = {{"ps", 1}, {"worker", 2}};
+  pg->spec.min_resources = RL({{"cpu", "3"}, {"memory", "6Gi"}, {"nvidia.com/gpu", "2"}});
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  EXPECT_EQ(job.name(), "pg");
+  EXPECT_EQ(job.namespace_(), "ns");
+  EXPECT_EQ(job.queue(), "research");
+  EXPECT_EQ(job.min_available(), 3);
+  EXPECT_THAT(job.task_min_available(),
+              UnorderedElementsAre(std::pair<const std::string, int32_t>("ps", 1),
+                                   std::pair<const std::string, int32_t>("worker", 2)));
+  EXPECT_EQ(job.min_resources().milli_cpu(), 3000);
+  EXPECT_EQ(job.min_resources().memory(), 6 * kGi);
+  EXPECT_EQ(job.min_resources().Get("nvidia.com/gpu"), 2000);
+  EXPECT_EQ(job.creation_timestamp(), 1700000000000);
+  EXPECT_EQ(job.pod_group().get(), pg.get());
+  EXPECT_EQ(job.pod_group_phase(), "Inqueue");
+  EXPECT_FALSE(job.IsPending());
+}
+
+TEST(JobInfoTest, EmptyQueueMeansTheDefaultQueue) {
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
+  EXPECT_EQ(job.queue(), "default");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1), "batch").ok());
+  EXPECT_EQ(job.queue(), "batch");
+}
+
+TEST(JobInfoTest, InvalidMinResourcesLeavesJobUnchanged) {
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(2, "Running", "q1")).ok());
+  const uint64_t gen = job.generation();
+  auto bad = std::make_shared<k8s::PodGroup>(*MakePodGroup(5, "Pending", "q2"));
+  bad->spec.min_resources = RL({{"cpu", "-1"}});
+  Status st = job.SetPodGroup(bad);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("PodGroup ns/pg"));
+  EXPECT_THAT(st.message(), HasSubstr("spec.minResources"));
+  EXPECT_EQ(job.min_available(), 2);
+  EXPECT_EQ(job.queue(), "q1");
+  EXPECT_EQ(job.pod_group_phase(), "Running");
+  EXPECT_EQ(job.generation(), gen);
+}
+
+TEST(JobInfoTest, IsPendingByPhase) {
+  struct Row {
+    std::string phase;
+    bool want;
+  };
+  for (const Row& row : {Row{"", true}, Row{"Pending", true}, Row{"Inqueue", false}, Row{"Running", false},
+                         Row{"Unknown", false}, Row{"Completed", false}}) {
+    SCOPED_TRACE(row.phase);
+    JobInfo job("ns/pg");
+    ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1, row.phase)).ok());
+    EXPECT_EQ(job.IsPending(), row.want);
+  }
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1, "Running")).ok());
+  job.UnsetPodGroup();
+  EXPECT_TRUE(job.IsPending());
+  EXPECT_EQ(job.pod_group(), nullptr);
+}
+
+// ------------------------------------------------------------------ counters
+
+struct CounterRow {
+  std::string name;
+  std::vector<TaskStatus> statuses;
+  int32_t min_available;
+  int32_t ready, waiting, valid;
+  bool is_ready, is_pipelined, is_starving;
+};
+
+class JobCountersTest : public ::testing::TestWithParam<CounterRow> {};
+
+TEST_P(JobCountersTest, MatchVolcano) {
+  const CounterRow& row = GetParam();
+  JobInfo job = MakeJob(row.min_available, row.statuses);
+  EXPECT_EQ(job.ReadyTaskNum(), row.ready);
+  EXPECT_EQ(job.WaitingTaskNum(), row.waiting);
+  EXPECT_EQ(job.ValidTaskNum(), row.valid);
+  EXPECT_EQ(job.IsReady(), row.is_ready);
+  EXPECT_EQ(job.IsPipelined(), row.is_pipelined);
+  EXPECT_EQ(job.IsStarving(), row.is_starving);
+}
+
+using S = TaskStatus;
+INSTANTIATE_TEST_SUITE_P(
+    Table, JobCountersTest,
+    ::testing::Values(
+        CounterRow{"Empty_min0", {}, 0, 0, 0, 0, true, true, false},
+        CounterRow{"Empty_min1", {}, 1, 0, 0, 0, false, false, true},
+        CounterRow{"ThreePending_min3", {S::kPending, S::kPending, S::kPending}, 3, 0, 0, 3, false, false, true},
+        CounterRow{"AllReadyKinds_min5",
+                   {S::kAllocated, S::kBinding, S::kBound, S::kRunning, S::kSucceeded},
+                   5, 5, 0, 5, true, true, false},
+        CounterRow{"AllReadyKinds_min6",
+                   {S::kAllocated, S::kBinding, S::kBound, S::kRunning, S::kSucceeded},
+                   6, 5, 0, 5, false, false, true},
+        CounterRow{"Pipelined_min2", {S::kRunning, S::kPipelined, S::kPending}, 2, 1, 1, 3, false, true, false},
+        CounterRow{"Pipelined_min3", {S::kRunning, S::kPipelined, S::kPending}, 3, 1, 1, 3, false, false, true},
+        CounterRow{"Pipelined_min1", {S::kRunning, S::kPipelined, S::kPending}, 1, 1, 1, 3, true, true, false},
+        // Releasing, Failed and Unknown tasks are neither ready nor valid.
+        CounterRow{"NotValid_min1", {S::kReleasing, S::kFailed, S::kUnknown}, 1, 0, 0, 0, false, false, true},
+        CounterRow{"Mixed_min4",
+                   {S::kRunning, S::kRunning, S::kReleasing, S::kFailed, S::kPipelined, S::kPending},
+                   4, 2, 1, 4, false, false, true},
+        CounterRow{"Mixed_min3",
+                   {S::kRunning, S::kRunning, S::kReleasing, S::kFailed, S::kPipelined, S::kPending},
+                   3, 2, 1, 4, false, true, false}),
+    [](const ::testing::TestParamInfo<CounterRow>& info) { return info.param.name; });
+
+TEST(JobInfoTest, PendingBestEffortTasksCountTowardsReadiness) {
+  JobInfo job = MakeJob(3, {S::kRunning});
+  ASSERT_TRUE(job.AddTask(MakeTask("be1", S::kPending, {})).ok());
+  ASSERT_TRUE(job.AddTask(MakeTask("be2", S::kPending, {})).ok());
+  ASSERT_TRUE(job.AddTask(Task("normal", S::kPending)).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 2);
+  EXPECT_EQ(job.ReadyTaskNum(), 1);
+  EXPECT_TRUE(job.IsReady());
+  EXPECT_TRUE(job.IsPipelined());
+  EXPECT_TRUE(job.IsStarving());  // best-effort tasks do not stop starvation
+  // A best-effort task that is no longer Pending stops counting as pending best-effort.
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-be1", S::kAllocated).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 1);
+  EXPECT_EQ(job.ReadyTaskNum(), 2);
+  EXPECT_TRUE(job.IsReady());
+}
+
+// ------------------------------------------------------------ add / update / delete
+
+TEST(JobInfoTest, AllocatedAndTotalRequestFollowEveryOperation) {
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.AddTask(MakeTask("a", S::kPending, RL({{"cpu", "1"}, {"memory", "1Gi"}}))).ok());
+  ASSERT_TRUE(job.AddTask(MakeTask("b", S::kRunning, RL({{"cpu", "2"}, {"memory", "2Gi"}}))).ok());
+  ASSERT_TRUE(job.AddTask(
+                     MakeTask("c", S::kBinding, RL({{"cpu", "500m"}, {"memory", "512Mi"}, {"nvidia.com/gpu", "1"}})))
+                  .ok());
+  ASSERT_TRUE(job.AddTask(MakeTask("d", S::kPipelined, RL({{"cpu", "4"}}))).ok());
+  EXPECT_EQ(job.total_request().milli_cpu(), 7500);
+  EXPECT_EQ(job.total_request().memory(), 3 * kGi + kGi / 2);
+  EXPECT_EQ(job.total_request().Get("nvidia.com/gpu"), 1000);
+  EXPECT_EQ(job.total_request().Get("pods"), 4);
+  EXPECT_EQ(job.allocated().milli_cpu(), 2500);
+  EXPECT_EQ(job.allocated().memory(), 2 * kGi + kGi / 2);
+  EXPECT_EQ(job.allocated().Get("nvidia.com/gpu"), 1000);
+  EXPECT_EQ(job.allocated().Get("pods"), 2);
+
+  EXPECT_THAT(job.TasksWithStatus(S::kPending), UnorderedElementsAre("uid-a"));
+  EXPECT_THAT(job.TasksWithStatus(S::kRunning), UnorderedElementsAre("uid-b"));
+  EXPECT_EQ(job.CountWithStatus(S::kBinding), 1u);
+  EXPECT_EQ(job.CountWithStatus(S::kBound), 0u);
+
+  // Pending → Allocated joins Allocated; Binding → Bound stays; Running → Releasing leaves.
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-a", S::kAllocated).ok());
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-c", S::kBound).ok());
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-b", S::kReleasing).ok());
+  EXPECT_EQ(job.allocated().milli_cpu(), 1500);
+  EXPECT_EQ(job.allocated().memory(), kGi + kGi / 2);
+  EXPECT_EQ(job.total_request().milli_cpu(), 7500);
+  EXPECT_EQ(job.FindTask("uid-a")->status, S::kAllocated);
+  EXPECT_EQ(job.CountWithStatus(S::kPending), 0u);
+  EXPECT_EQ(job.CountWithStatus(S::kAllocated), 1u);
+  EXPECT_EQ(job.CountWithStatus(S::kRunning), 0u);
+  EXPECT_EQ(job.CountWithStatus(S::kReleasing), 1u);
+  EXPECT_EQ(job.CountWithStatus(S::kBound), 1u);
+
+  // Delete uses the stored status and request.
+  ASSERT_TRUE(job.DeleteTask("uid-c").ok());
+  EXPECT_EQ(job.allocated().milli_cpu(), 1000);
+  EXPECT_EQ(job.allocated().Get("nvidia.com/gpu"), 0);
+  EXPECT_EQ(job.total_request().milli_cpu(), 7000);
+  EXPECT_EQ(job.FindTask("uid-c"), nullptr);
+  EXPECT_EQ(job.CountWithStatus(S::kBound), 0u);
+
+  for (const char* uid : {"uid-a", "uid-b", "uid-d"}) ASSERT_TRUE(job.DeleteTask(uid).ok()) << uid;
+  EXPECT_TRUE(job.tasks().empty());
+  EXPECT_TRUE(job.allocated().Equal(Resource(), DimensionDefault::kZero)) << job.allocated().ToString();
+  EXPECT_TRUE(job.total_request().Equal(Resource(), DimensionDefault::kZero)) << job.total_request().ToString();
+  for (int i = 0; i < kTaskStatusCount; ++i) EXPECT_EQ(job.CountWithStatus(TaskStatusFromIndex(i)), 0u);
+}
+
+TEST(JobInfoTest, DuplicateAddAndUnknownUidAreRefusedWithoutChange) {
+  JobInfo job = MakeJob(1, {S::kRunning});
+  const uint64_t gen = job.generation();
+  const Resource allocated = job.allocated();
+  const Resource total = job.total_request();
+
+  Status st = job.AddTask(Task("t0", S::kPending));
+  EXPECT_EQ(st.code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(st.message(), HasSubstr("ns/t0"));
+  EXPECT_THAT(st.message(), HasSubstr("ns/pg"));
+  EXPECT_EQ(job.FindTask("uid-t0")->status, S::kRunning);
+  EXPECT_EQ(job.CountWithStatus(S::kPending), 0u);
+
+  EXPECT_EQ(job.DeleteTask("nope").code(), StatusCode::kNotFound);
+  EXPECT_EQ(job.UpdateTaskStatus("nope", S::kRunning).code(), StatusCode::kNotFound);
+
+  EXPECT_EQ(job.generation(), gen);
+  EXPECT_EQ(job.allocated(), allocated);
+  EXPECT_EQ(job.total_request(), total);
+  EXPECT_EQ(job.tasks().size(), 1u);
+}
+
+TEST(JobInfoTest, EverySuccessfulMutationBumpsGeneration) {
+  JobInfo job("ns/pg");
+  EXPECT_EQ(job.generation(), 0u);
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
+  EXPECT_EQ(job.generation(), 1u);
+  ASSERT_TRUE(job.AddTask(Task("a", S::kPending)).ok());
+  EXPECT_EQ(job.generation(), 2u);
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-a", S::kAllocated).ok());
+  EXPECT_EQ(job.generation(), 3u);
+  job.SetTaskFitError("uid-a", "x");
+  EXPECT_EQ(job.generation(), 4u);
+  job.SetTaskFitError("unknown", "x");
+  EXPECT_EQ(job.generation(), 4u);
+  ASSERT_TRUE(job.DeleteTask("uid-a").ok());
+  EXPECT_EQ(job.generation(), 5u);
+  job.UnsetPodGroup();
+  EXPECT_EQ(job.generation(), 6u);
+  job.set_generation(41);
+  ASSERT_TRUE(job.AddTask(Task("b", S::kPending)).ok());
+  EXPECT_EQ(job.generation(), 42u);
+}
+
+// ------------------------------------------------------------------ FitError
+
+TEST(JobInfoTest, FitErrorMatchesVolcanoText) {
+  EXPECT_EQ(MakeJob(3, {S::kPending, S::kPending, S::kPending}).FitError(),
+            "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Undetermined");
+
+  // No pending tasks: no "; Pending:" part, and statuses without tasks are not listed.
+  EXPECT_EQ(MakeJob(2, {S::kRunning}).FitError(), "pod group is not ready, 1 Running, 2 minAvailable");
+  EXPECT_EQ(MakeJob(0, {}).FitError(), "pod group is not ready, 0 minAvailable");
+
+  // Sorted as strings, not numbers: "10 Pending" < "3 minAvailable".
+  std::vector<TaskStatus> ten(10, S::kPending);
+  EXPECT_EQ(MakeJob(3, ten).FitError(), "pod group is not ready, 10 Pending, 3 minAvailable; Pending: 10 Undetermined");
+
+  // Recorded reasons; tasks without one are Undetermined.
+  JobInfo job = MakeJob(4, {S::kRunning, S::kRunning, S::kPending, S::kPending, S::kPending, S::kPipelined});
+  job.SetTaskFitError("uid-t2", "0/3 nodes are unavailable: 3 Insufficient cpu.");
+  job.SetTaskFitError("uid-t3", "0/3 nodes are unavailable: 3 Insufficient cpu.");
+  EXPECT_EQ(job.FitError(),
+            "pod group is not ready, 1 Pipelined, 2 Running, 3 Pending, 4 minAvailable; "
+            "Pending: 1 Undetermined, 2 0/3 nodes are unavailable: 3 Insufficient cpu.");
+
+  // A fit error of a task that left Pending no longer counts; a re-recorded one replaces it.
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-t2", S::kAllocated).ok());
+  job.SetTaskFitError("uid-t4", "node(s) had untolerated taint");
+  EXPECT_EQ(job.FitError(),
+            "pod group is not ready, 1 Allocated, 1 Pipelined, 2 Pending, 2 Running, 4 minAvailable; "
+            "Pending: 1 0/3 nodes are unavailable: 3 Insufficient cpu., 1 node(s) had untolerated taint");
+
+  // Deleting a task drops its reason.
+  ASSERT_TRUE(job.DeleteTask("uid-t3").ok());
+  ASSERT_TRUE(job.AddTask(Task("t3", S::kPending)).ok());
+  EXPECT_EQ(job.FitError(),
+            "pod group is not ready, 1 Allocated, 1 Pipelined, 2 Pending, 2 Running, 4 minAvailable; "
+            "Pending: 1 Undetermined, 1 node(s) had untolerated taint");
+}
+
+}  // namespace
+}  // namespace volcache
