@@ -1,0 +1,263 @@
+#include "bench/runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "api/k8s/decode.h"
+#include "bench/workload.h"
+#include "cache/cluster_source.h"
+#include "cache/scheduler_cache.h"
+#include "workers/clock.h"
+
+namespace volcache::bench {
+
+namespace {
+
+using Clk = std::chrono::steady_clock;
+
+double MsSince(Clk::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clk::now() - t0).count();
+}
+
+nlohmann::ordered_json Stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  nlohmann::ordered_json j;
+  j["min"] = v.front();
+  j["median"] = v[v.size() / 2];
+  j["max"] = v.back();
+  return j;
+}
+
+struct Loaded {
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  std::unique_ptr<SchedulerCache> cache;
+};
+
+std::unique_ptr<Loaded> Load(const Workload& w, std::ostream& err) {
+  auto l = std::make_unique<Loaded>();
+  l->cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, l->clock, &l->source);
+  Status s = LoadWorkload(w, &l->source, l->cache.get());
+  if (!s.ok()) {
+    err << "loading the workload: " << s.ToString() << "\n";
+    return nullptr;
+  }
+  return l;
+}
+
+nlohmann::ordered_json Line(const char* bench, const char* mode, const BenchOptions& o) {
+  nlohmann::ordered_json j;
+  j["bench"] = bench;
+  j["mode"] = mode;
+  j["shape"] = o.shape;
+  return j;
+}
+
+// Applies `churn` of the tasks as pod updates and `churn` of the nodes as node updates.
+void Churn(const Workload& w, Loaded& l, double churn, std::mt19937_64& rng, int round) {
+  const size_t pods = static_cast<size_t>(churn * w.pods.size());
+  const size_t nodes = static_cast<size_t>(churn * w.nodes.size());
+  for (size_t i = 0; i < pods; ++i) {
+    const auto& old = w.pods[rng() % w.pods.size()];
+    auto p = std::make_shared<k8s::Pod>(*old);
+    p->metadata.resource_version = std::to_string(2 + round);
+    p->metadata.labels["churn"] = std::to_string(round);
+    l.cache->UpdatePod(old, p);
+  }
+  for (size_t i = 0; i < nodes; ++i) {
+    auto n = std::make_shared<k8s::Node>(*w.nodes[rng() % w.nodes.size()]);
+    n->metadata.labels["churn"] = std::to_string(round);
+    l.source.PutNode(n);
+    l.cache->UpdateNode(*n, *n);
+  }
+  l.cache->DrainQueuesOnce();
+}
+
+int Snapshot(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
+  auto l = Load(w, err);
+  if (!l) return 1;
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  {
+    // Full snapshot: every Ready node and eligible job, sharing immutable versions.
+    std::vector<double> ms;
+    l->cache->Snapshot();  // warm-up
+    for (int r = 0; r < o.runs; ++r) {
+      auto t0 = Clk::now();
+      auto snap = l->cache->Snapshot();
+      ms.push_back(MsSince(t0));
+    }
+    auto j = Line("snapshot", "full", o);
+    j["threads"] = 1;
+    j["runs"] = o.runs;
+    j["nodes"] = l->cache->Snapshot()->nodes().size();
+    j["jobs"] = l->cache->Snapshot()->jobs().size();
+    j["ms"] = Stats(ms);
+    out << j.dump() << std::endl;
+  }
+  for (int t : {1, threads}) {
+    // Deep copy: a snapshot whose every node and job is privately copied (parallel).
+    std::vector<double> ms;
+    for (int r = 0; r <= o.runs; ++r) {
+      auto t0 = Clk::now();
+      auto snap = l->cache->Snapshot();
+      SchedulerCache::MaterializeSnapshot(snap.get(), t);
+      double v = MsSince(t0);
+      if (r > 0) ms.push_back(v);  // first run is the warm-up
+    }
+    auto j = Line("snapshot", "deep", o);
+    j["threads"] = t;
+    j["runs"] = o.runs;
+    j["ms"] = Stats(ms);
+    out << j.dump() << std::endl;
+    if (t == threads) break;
+  }
+  std::mt19937_64 rng(7);
+  for (double churn : {o.churn, 0.0}) {
+    auto snap = l->cache->Snapshot();
+    std::vector<double> ms;
+    for (int r = 0; r <= o.runs; ++r) {
+      if (churn > 0) Churn(w, *l, churn, rng, r);
+      auto t0 = Clk::now();
+      l->cache->UpdateSnapshot(snap.get());
+      double v = MsSince(t0);
+      if (r > 0) ms.push_back(v);
+    }
+    auto j = Line("snapshot", "incremental", o);
+    j["churn"] = churn;
+    j["threads"] = 1;
+    j["runs"] = o.runs;
+    j["ms"] = Stats(ms);
+    out << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+int Ingest(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
+  // In process: pod add events applied to a cache that already has nodes and PodGroups.
+  std::vector<double> per_s;
+  const int runs = std::max(3, o.runs / 3);
+  for (int r = 0; r < runs; ++r) {
+    Workload base;
+    base.shape = w.shape;
+    base.nodes = w.nodes;
+    base.queues = w.queues;
+    base.pod_groups = w.pod_groups;
+    auto l = Load(base, err);
+    if (!l) return 1;
+    auto t0 = Clk::now();
+    for (const auto& p : w.pods) {
+      Status s = l->cache->AddPod(p);
+      if (!s.ok()) {
+        err << s.ToString() << "\n";
+        return 1;
+      }
+    }
+    per_s.push_back(static_cast<double>(w.pods.size()) / (MsSince(t0) / 1000.0));
+  }
+  auto j = Line("ingest", "in_process", o);
+  j["events"] = w.pods.size();
+  j["runs"] = runs;
+  j["per_s"] = Stats(per_s);
+  out << j.dump() << std::endl;
+
+  // From JSON: watch events of real-size pod objects decoded and applied.
+  const size_t n = std::min<size_t>(w.pods.size(), 200000);
+  std::vector<std::string> lines;
+  lines.reserve(n);
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    lines.push_back("{\"type\":\"ADDED\",\"object\":" + PodJson(*w.pods[i]) + "}");
+    bytes += lines.back().size();
+  }
+  std::vector<double> json_per_s;
+  for (int r = 0; r < runs; ++r) {
+    Workload base;
+    base.shape = w.shape;
+    base.nodes = w.nodes;
+    base.queues = w.queues;
+    base.pod_groups = w.pod_groups;
+    auto l = Load(base, err);
+    if (!l) return 1;
+    auto t0 = Clk::now();
+    for (const auto& line : lines) {
+      auto ev = k8s::DecodeWatchEvent(line);
+      if (!ev.ok()) {
+        err << ev.status().ToString() << "\n";
+        return 1;
+      }
+      Status s = l->cache->Apply(SchedulerCache::EventType::kAdd, *ev->object);
+      if (!s.ok()) {
+        err << s.ToString() << "\n";
+        return 1;
+      }
+    }
+    json_per_s.push_back(static_cast<double>(n) / (MsSince(t0) / 1000.0));
+  }
+  auto jj = Line("ingest", "watch_json", o);
+  jj["events"] = n;
+  jj["bytes_per_event"] = bytes / std::max<size_t>(1, n);
+  jj["runs"] = runs;
+  jj["per_s"] = Stats(json_per_s);
+  out << jj.dump() << std::endl;
+  return 0;
+}
+
+int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
+  auto shape = ShapeByName(o.shape);
+  const int64_t heap0 = HeapInUseBytes();
+  std::unique_ptr<Loaded> l;
+  size_t tasks = 0, nodes = 0;
+  {
+    Workload w = BuildWorkload(*shape);
+    tasks = w.pods.size();
+    nodes = w.nodes.size();
+    l = std::make_unique<Loaded>();
+    l->cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, l->clock, &l->source);
+    for (const auto& q : w.queues) l->cache->AddQueue(q);
+    for (const auto& n : w.nodes) {
+      l->source.PutNode(n);
+      l->cache->AddNode(*n);
+    }
+    l->cache->DrainQueuesOnce();
+    for (const auto& pg : w.pod_groups) l->cache->AddPodGroup(pg);
+    for (const auto& p : w.pods) {
+      Status s = l->cache->AddPod(p);
+      if (!s.ok()) {
+        err << s.ToString() << "\n";
+        return 1;
+      }
+    }
+  }  // the workload's own references are gone: what remains is held by the cache
+  const int64_t heap1 = HeapInUseBytes();
+  auto j = Line("memory", "cache", o);
+  j["tasks"] = tasks;
+  j["nodes"] = nodes;
+  j["heap_bytes"] = heap1 - heap0;
+  j["bytes_per_task"] = static_cast<double>(heap1 - heap0) / static_cast<double>(tasks);
+  j["rss_bytes"] = ResidentBytes();
+  out << j.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
+  auto shape = ShapeByName(o.shape);
+  if (!shape.ok()) {
+    err << shape.status().message() << "\n";
+    return 2;
+  }
+  if (o.what == "memory") return Memory(o, out, err);
+  Workload w = BuildWorkload(*shape);
+  if (o.what == "snapshot") return Snapshot(o, w, out, err);
+  if (o.what == "ingest") return Ingest(o, w, out, err);
+  err << "unknown benchmark " << o.what << " (snapshot, ingest, memory)\n";
+  return 2;
+}
+
+}  // namespace volcache::bench

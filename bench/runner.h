@@ -1,0 +1,22 @@
+#pragma once
+// `volcache bench snapshot|ingest|memory`: the BENCHMARKS.md measurements on the standard
+// shapes, printed as one JSON object per line and measurement.
+// Thread-safety: runs on the calling thread (snapshot deep copies use `threads`).
+
+#include <iosfwd>
+#include <string>
+
+namespace volcache::bench {
+
+struct BenchOptions {
+  std::string what;       // snapshot | ingest | memory
+  std::string shape = "S";
+  int threads = 0;        // 0 = hardware concurrency
+  int runs = 11;
+  double churn = 0.01;
+};
+
+// Returns a process exit code; errors go to `err`.
+int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace volcache::bench
