@@ -1,0 +1,82 @@
+// Hot paths of api/: Resource arithmetic and comparison, Quantity parsing, NodeInfo task
+// accounting, pod JSON decoding.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "api/k8s/decode.h"
+#include "api/node_info.h"
+#include "api/quantity.h"
+#include "api/resource.h"
+#include "api/task_info.h"
+#include "bench/workload.h"
+
+namespace volcache {
+namespace {
+
+void BM_ResourceAdd(benchmark::State& state) {
+  Resource a(1000, 2ll << 30, {{"nvidia.com/gpu", 1000}, {"pods", 1}});
+  Resource sum;
+  for (auto _ : state) {
+    sum.Add(a);
+    benchmark::DoNotOptimize(sum);
+  }
+}
+BENCHMARK(BM_ResourceAdd);
+
+void BM_ResourceLessEqual(benchmark::State& state) {
+  Resource req(1000, 2ll << 30, {{"nvidia.com/gpu", 1000}, {"pods", 1}});
+  Resource idle(64000, 256ll << 30, {{"nvidia.com/gpu", 8000}, {"pods", 110}});
+  for (auto _ : state) benchmark::DoNotOptimize(req.LessEqual(idle, DimensionDefault::kZero));
+}
+BENCHMARK(BM_ResourceLessEqual);
+
+void BM_ResourceCopy(benchmark::State& state) {
+  Resource a(1000, 2ll << 30, {{"nvidia.com/gpu", 1000}, {"pods", 1}});
+  for (auto _ : state) {
+    Resource b = a;
+    benchmark::DoNotOptimize(b);
+  }
+}
+BENCHMARK(BM_ResourceCopy);
+
+void BM_QuantityParse(benchmark::State& state) {
+  const char* texts[] = {"100m", "1.5", "2Gi", "129M", "8"};
+  size_t i = 0;
+  for (auto _ : state) {
+    auto q = Quantity::Parse(texts[i++ % 5]);
+    benchmark::DoNotOptimize(q.ok());
+  }
+}
+BENCHMARK(BM_QuantityParse);
+
+void BM_NodeInfoAddRemoveTask(benchmark::State& state) {
+  auto w = bench::BuildWorkload(*bench::ShapeByName("S"));
+  auto node = NodeInfo::FromNode(w.nodes[0]);
+  auto pod = std::make_shared<k8s::Pod>(*w.pods[0]);
+  pod->spec.node_name = node->name();
+  pod->status.phase = "Running";
+  auto task = TaskInfo::FromPod(pod);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(node->AddTask(*task).ok());
+    benchmark::DoNotOptimize(node->RemoveTask(*task).ok());
+  }
+}
+BENCHMARK(BM_NodeInfoAddRemoveTask);
+
+void BM_TaskFromPod(benchmark::State& state) {
+  auto w = bench::BuildWorkload(*bench::ShapeByName("S"));
+  for (auto _ : state) benchmark::DoNotOptimize(TaskInfo::FromPod(w.pods[0]).ok());
+}
+BENCHMARK(BM_TaskFromPod);
+
+void BM_DecodeWatchEventPod(benchmark::State& state) {
+  auto w = bench::BuildWorkload(*bench::ShapeByName("S"));
+  std::string line = "{\"type\":\"ADDED\",\"object\":" + bench::PodJson(*w.pods[0]) + "}";
+  for (auto _ : state) benchmark::DoNotOptimize(k8s::DecodeWatchEvent(line).ok());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * line.size()));
+}
+BENCHMARK(BM_DecodeWatchEventPod);
+
+}  // namespace
+}  // namespace volcache
