@@ -10,7 +10,12 @@
 #include "api/k8s/decode.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/emitterstyle.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
 
 #include <charconv>
 #include <cmath>
@@ -19,9 +24,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -920,96 +927,206 @@ Result<T> Guard(Fn&& fn) {
 }
 
 // ------------------------------------------------------------------------- YAML parsing
+//
+// yaml-cpp's event API (YAML::Parser + EventHandler) feeds a JSON builder directly rather than
+// going through YAML::LoadAll and YAML::Node, for three reasons: LoadAll in yaml-cpp 0.7 loops
+// forever, allocating, on a stray token at document level (input `,` — jbeder/yaml-cpp#1040,
+// fixed upstream only in 0.8.1), and we must stop that from outside; YAML::Node turns a
+// self-referencing alias into a cyclic graph; and building one value tree instead of two is
+// cheaper. Our builder keeps an explicit stack, so nothing here recurses on input depth
+// (yaml-cpp's own parser is bounded by its depth guard).
 
-// Deepest nesting the YAML→JSON conversion follows. Real manifests stay below 30; the limit
-// also stops a self-referencing alias (`&a [*a]`), which yaml-cpp turns into a cyclic graph.
-constexpr int kMaxYamlDepth = 256;
+// Deepest nesting accepted. Real manifests (CRD schemas included) stay well below 64.
+constexpr size_t kMaxYamlDepth = 256;
 
 std::string YamlWhere(const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return "";
   return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
 }
 
-class YamlToJson {
+// Builds one nlohmann::json value per YAML document from parser events. Events cannot fail,
+// so the first error is recorded and every later event of the document is ignored.
+class JsonBuilder final : public YAML::EventHandler {
  public:
-  // `budget` bounds the number of nodes produced, so an alias bomb (aliases expanding
-  // exponentially) fails fast instead of eating memory.
-  explicit YamlToJson(size_t budget) : budget_(budget) {}
+  // `budget` bounds the number of JSON nodes produced across the stream, counting every
+  // alias expansion, so an alias bomb fails fast instead of exhausting memory.
+  explicit JsonBuilder(size_t budget) : budget_(budget) {}
 
-  Status Convert(const YAML::Node& n, int depth, json* out) {
-    if (depth > kMaxYamlDepth) {
-      return Status::InvalidArgument(
-          fmt::format("invalid YAML: {}nesting deeper than {} levels", YamlWhere(n.Mark()), kMaxYamlDepth));
+  const Status& status() const { return error_; }
+  // The finished document (null for an empty one) and where its content starts.
+  json& document() { return root_; }
+  const YAML::Mark& document_mark() const { return doc_mark_; }
+  const YAML::Mark& start_mark() const { return start_mark_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stack_.clear();
+    root_ = nullptr;
+    start_mark_ = mark;
+    doc_mark_ = YAML::Mark::null_mark();
+    have_doc_mark_ = false;
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (!Begin(mark)) return;
+    if (AwaitingKey()) {
+      SetKey("null");
+      return;
     }
-    if (budget_ == 0) {
-      return Status::InvalidArgument("invalid YAML: document expands to too many nodes (alias expansion?)");
-    }
-    --budget_;
-    switch (n.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        *out = nullptr;
-        return Status::Ok();
-      case YAML::NodeType::Scalar:
-        return Scalar(n, out);
-      case YAML::NodeType::Sequence: {
-        *out = json::array();
-        for (const YAML::Node& child : n) {
-          json v;
-          VC_RETURN_IF_ERROR(Convert(child, depth + 1, &v));
-          out->push_back(std::move(v));
-        }
-        return Status::Ok();
-      }
-      case YAML::NodeType::Map: {
-        *out = json::object();
-        for (const auto& kv : n) {
-          std::string key;
-          if (kv.first.IsScalar()) {
-            key = kv.first.Scalar();
-          } else if (kv.first.IsNull()) {
-            key = "null";
-          } else {
-            return Status::InvalidArgument(
-                fmt::format("invalid YAML: {}mapping keys must be scalars", YamlWhere(kv.first.Mark())));
-          }
-          json v;
-          VC_RETURN_IF_ERROR(Convert(kv.second, depth + 1, &v));
-          (*out)[std::move(key)] = std::move(v);  // a repeated key: the last one wins, as in JSON
-        }
-        return Status::Ok();
-      }
-    }
-    *out = nullptr;
-    return Status::Ok();
+    if (!Spend(mark, 1)) return;
+    Emit(json(nullptr), anchor, 1);
   }
 
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (!Begin(mark)) return;
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      Fail(mark, "alias refers to an anchor that encloses it (recursive alias)");
+      return;
+    }
+    if (AwaitingKey()) {
+      const json& v = it->second.value;
+      if (v.is_string()) {
+        SetKey(v.get<std::string>());
+      } else if (v.is_primitive() && !v.is_null()) {
+        SetKey(v.dump());
+      } else {
+        Fail(mark, "mapping keys must be scalars");
+      }
+      return;
+    }
+    const size_t nodes = it->second.nodes;
+    if (!Spend(mark, nodes)) return;
+    Emit(json(it->second.value), YAML::NullAnchor, 0);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (!Begin(mark)) return;
+    if (AwaitingKey()) {
+      // Keys keep their text (`1.0:` is the key "1.0"), whatever the scalar would resolve to.
+      SetKey(value);
+      if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{json(value), 1};
+      return;
+    }
+    json v;
+    if (!ResolveScalar(mark, tag, value, &v)) return;
+    if (!Spend(mark, 1)) return;
+    Emit(std::move(v), anchor, 1);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor, json::array());
+  }
+  void OnSequenceEnd() override { Close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor, json::object());
+  }
+  void OnMapEnd() override { Close(); }
+
  private:
+  struct Frame {
+    json value;
+    YAML::anchor_t anchor;
+    size_t spent_at_open;  // budget spent before this collection, to size its anchor
+    bool have_key = false;
+    std::string key;
+  };
+  struct Anchored {
+    json value;
+    size_t nodes;
+  };
+
+  // False once the document has failed; records where its content starts.
+  bool Begin(const YAML::Mark& mark) {
+    if (!error_.ok()) return false;
+    if (!have_doc_mark_) {
+      doc_mark_ = mark;
+      have_doc_mark_ = true;
+    }
+    return true;
+  }
+
+  void Fail(const YAML::Mark& mark, std::string_view problem) {
+    if (error_.ok()) error_ = Status::InvalidArgument(fmt::format("invalid YAML: {}{}", YamlWhere(mark), problem));
+  }
+
+  bool Spend(const YAML::Mark& mark, size_t nodes) {
+    if (nodes > budget_ - spent_) {
+      Fail(mark, "document expands to too many nodes (alias expansion?)");
+      return false;
+    }
+    spent_ += nodes;
+    return true;
+  }
+
+  bool AwaitingKey() const { return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().have_key; }
+
+  void SetKey(std::string key) {
+    stack_.back().key = std::move(key);
+    stack_.back().have_key = true;
+  }
+
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor, json empty) {
+    if (!Begin(mark)) return;
+    if (AwaitingKey()) {
+      Fail(mark, "mapping keys must be scalars");
+      return;
+    }
+    if (stack_.size() >= kMaxYamlDepth) {
+      Fail(mark, fmt::format("nesting deeper than {} levels", kMaxYamlDepth));
+      return;
+    }
+    if (!Spend(mark, 1)) return;
+    stack_.push_back(Frame{std::move(empty), anchor, spent_ - 1, false, {}});
+  }
+
+  void Close() {
+    if (!error_.ok() || stack_.empty()) return;
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    Emit(std::move(f.value), f.anchor, spent_ - f.spent_at_open);
+  }
+
+  // Places a finished value into its parent (or as the document) and remembers it under its
+  // anchor. `nodes` is its size in budget units, charged again for every alias to it.
+  void Emit(json v, YAML::anchor_t anchor, size_t nodes) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{v, nodes};
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return;
+    }
+    Frame& top = stack_.back();
+    if (top.value.is_array()) {
+      top.value.push_back(std::move(v));
+    } else {
+      top.value[top.key] = std::move(v);  // a repeated key: the last one wins, as in JSON
+      top.have_key = false;
+    }
+  }
+
   // Plain scalars resolve like Kubernetes manifests expect: null, booleans and integers are
   // typed; everything else, floats included, stays a string so `cpu: 0.5` keeps its exact
   // decimal text. Quoted scalars (tag "!") are always strings.
-  static Status Scalar(const YAML::Node& n, json* out) {
-    const std::string& s = n.Scalar();
-    const std::string& tag = n.Tag();
+  bool ResolveScalar(const YAML::Mark& mark, const std::string& tag, const std::string& s, json* out) {
     if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "tag:yaml.org,2002:float") {
       *out = s;
-      return Status::Ok();
+      return true;
     }
-    if (tag == "tag:yaml.org,2002:null") {
+    if (tag == "tag:yaml.org,2002:null" || s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
       *out = nullptr;
-      return Status::Ok();
-    }
-    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
-      *out = nullptr;
-      return Status::Ok();
+      return true;
     }
     if (s == "true" || s == "True" || s == "TRUE") {
       *out = true;
-      return Status::Ok();
+      return true;
     }
     if (s == "false" || s == "False" || s == "FALSE") {
       *out = false;
-      return Status::Ok();
+      return true;
     }
     if (IsDecimalInteger(s)) {
       const char* first = s.data() + (s[0] == '+' ? 1 : 0);
@@ -1017,21 +1134,21 @@ class YamlToJson {
       int64_t i = 0;
       if (auto r = std::from_chars(first, last, i); r.ec == std::errc() && r.ptr == last) {
         *out = i;
-        return Status::Ok();
+        return true;
       }
       uint64_t u = 0;
       if (auto r = std::from_chars(first, last, u); r.ec == std::errc() && r.ptr == last) {
         *out = u;
-        return Status::Ok();
+        return true;
       }
-      // Too large for 64 bits: keep the text (a quantity can still be exact).
+      // Beyond 64 bits: keep the text (a quantity can still be exact).
     }
     if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:bool") {
-      return Status::InvalidArgument(
-          fmt::format("invalid YAML: {}\"{}\" is not a valid {}", YamlWhere(n.Mark()), s, tag.substr(18)));
+      Fail(mark, fmt::format("\"{}\" is not a valid {}", s.size() <= 64 ? s : s.substr(0, 64), tag.substr(18)));
+      return false;
     }
     *out = s;
-    return Status::Ok();
+    return true;
   }
 
   static bool IsDecimalInteger(std::string_view s) {
@@ -1043,7 +1160,15 @@ class YamlToJson {
     return true;
   }
 
-  size_t budget_;
+  const size_t budget_;
+  size_t spent_ = 0;
+  std::vector<Frame> stack_;
+  json root_;
+  YAML::Mark start_mark_ = YAML::Mark::null_mark();
+  YAML::Mark doc_mark_ = YAML::Mark::null_mark();
+  bool have_doc_mark_ = false;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  Status error_;
 };
 
 // A parsed YAML (or JSON) document and where it starts, for error messages.
@@ -1068,22 +1193,30 @@ Result<std::vector<Document>> ParseYamlStream(std::string_view text) {
     }
   }
 
-  std::vector<YAML::Node> nodes;
+  std::istringstream in{std::string(text)};
+  JsonBuilder builder(2 * text.size() + 1024);
+  int index = 0;
+  int previous_pos = -1;
   try {
-    nodes = YAML::LoadAll(std::string(text));
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(builder)) {
+      ++index;
+      if (!builder.status().ok()) return builder.status().WithPrefix(fmt::format("document {}", index));
+      // A document that starts where the previous one started consumed nothing: yaml-cpp is
+      // stuck on a token it cannot place (and would repeat it forever).
+      const YAML::Mark& start = builder.start_mark();
+      if (start.pos == previous_pos) {
+        const char ch = static_cast<size_t>(start.pos) < text.size() ? text[static_cast<size_t>(start.pos)] : '?';
+        return Status::InvalidArgument(
+            fmt::format("invalid YAML: {}unexpected '{}'", YamlWhere(start), std::string(1, ch)));
+      }
+      previous_pos = start.pos;
+      if (builder.document().is_null()) continue;  // empty document (`---` with nothing after it)
+      const YAML::Mark& mark = builder.document_mark();
+      docs.push_back(Document{std::move(builder.document()), index, mark.is_null() ? 0 : mark.line + 1});
+    }
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(fmt::format("invalid YAML: {}{}", YamlWhere(e.mark), e.msg));
-  }
-  YamlToJson conv(2 * text.size() + 1024);
-  int index = 0;
-  for (const YAML::Node& n : nodes) {
-    ++index;
-    if (!n.IsDefined() || n.IsNull()) continue;  // empty document (`---` with nothing after it)
-    Document doc;
-    doc.index = index;
-    doc.line = n.Mark().is_null() ? 0 : n.Mark().line + 1;
-    VC_RETURN_IF_ERROR(conv.Convert(n, 0, &doc.value).WithPrefix(fmt::format("document {}", index)));
-    docs.push_back(std::move(doc));
   }
   return docs;
 }

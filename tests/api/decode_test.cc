@@ -655,6 +655,23 @@ TEST(DecodeYaml, MultiDocumentAndJsonInput) {
   EXPECT_TRUE(empty->empty());
 }
 
+TEST(DecodeYaml, AnchorsAndAliasesAreExpanded) {
+  auto r = DecodeYamlDocuments(R"(
+shape: &shape {cpu: "2", memory: 4Gi}
+apiVersion: v1
+kind: Node
+metadata: {name: &name n1, labels: {hostname: *name}}
+status:
+  capacity: *shape
+  allocatable: *shape
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Node n = MustBe<Node>((*r)[0]);
+  EXPECT_EQ(n.metadata.labels.at("hostname"), "n1");
+  EXPECT_EQ(Q(n.status.capacity, "cpu").MilliValue(), 2000);
+  EXPECT_EQ(Q(n.status.allocatable, "memory").Value(), int64_t{4} << 30);
+}
+
 TEST(DecodeTimestamp, Valid) {
   struct Case {
     const char* text;
@@ -831,7 +848,15 @@ TEST(DecodeErrors, Table) {
        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\nstatus:\n  allocatable:\n    cpu: four\n",
        {"Node n: status.allocatable.cpu: quantity \"four\""}},
       {"yaml missing kind", Api::kYaml, "metadata:\n  name: n\n", {"object n: kind: missing required field"}},
-      {"yaml self-referencing alias", Api::kYaml, "&a [*a]\n", {"invalid YAML", "nesting deeper than"}},
+      {"yaml self-referencing alias", Api::kYaml, "&a [*a]\n",
+       {"document 1: invalid YAML: line 1, column 5: alias refers to an anchor that encloses it"}},
+      // yaml-cpp 0.7's LoadAll loops forever on these (jbeder/yaml-cpp#1040).
+      {"yaml stray comma", Api::kYaml, ",", {"invalid YAML: line 1, column 1: unexpected ','"}},
+      {"yaml stray comma after a map", Api::kYaml, "{},", {"invalid YAML: line 1, column 3: unexpected ','"}},
+      {"yaml too deep", Api::kYaml, "a: " + std::string(300, '[') + std::string(300, ']') + "\n",
+       {"nesting deeper than 256 levels"}},
+      {"yaml deeper than yaml-cpp allows", Api::kYaml, "a: " + std::string(5000, '[') + std::string(5000, ']'),
+       {"invalid YAML: line 1"}},
       {"yaml alias bomb", Api::kYaml,
        "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
