@@ -278,9 +278,17 @@ struct SchedulerCache::Impl {
   // Replaces the cached task `key` by `task` (remove + add, all-or-nothing).
   Status ReplaceTaskLocked(const std::string& key, const TaskInfo& task) {
     VC_RETURN_IF_ERROR(CheckCanAdd(task, task.key() == key));
+    const JobId old_job = task_index.at(key).job;
+    // Not queued on removal: within the same job the task comes straight back.
     RemoveTaskLocked(key, /*queue_empty_job=*/false);
     AddTaskLocked(task);
     // A job emptied by a move to another job is cleaned up like any other.
+    if (!old_job.empty() && old_job != task.job()) {
+      if (auto j = jobs.find(old_job);
+          j != jobs.end() && j->second.info->tasks().empty() && !j->second.info->pod_group()) {
+        self->deleted_jobs_->Add(old_job + "/" + j->second.pg_uid);
+      }
+    }
     return Status::Ok();
   }
 
@@ -406,6 +414,18 @@ struct SchedulerCache::Impl {
   }
 
   // ---- snapshots ----
+  // Shares the slot's current version with a snapshot. A version not yet published is the
+  // cache's alone, so this is the last moment its generation may be written: stamping it
+  // with the slot's generation gives every published version a distinct, increasing value
+  // (NodeInfo/JobInfo mutators also bump their own counter after WritableNode/WritableJob
+  // set it, which let two different versions of a job carry the same generation).
+  template <typename S>
+  static void Publish(S& slot) {
+    if (slot.published) return;
+    slot.info->set_generation(slot.gen);
+    slot.published = true;
+  }
+
   bool IncludeJob(const JobInfo& job) const { return job.pod_group() && queues.count(job.queue()) > 0; }
 
   void FillStatic(ClusterInfo* snap) const {
@@ -452,7 +472,7 @@ struct SchedulerCache::Impl {
     nmap.reserve(nodes.size());
     for (auto& [name, slot] : nodes) {
       if (!slot.info->Ready()) continue;
-      slot.published = true;
+      Publish(slot);
       nmap.emplace(name, slot.info);
       total.Add(slot.info->allocatable());
       if (!slot.info->revocable_zone().empty()) B::revocable_nodes(*snap).insert(name);
@@ -460,7 +480,7 @@ struct SchedulerCache::Impl {
     jmap.reserve(jobs.size());
     for (auto& [id, slot] : jobs) {
       if (!IncludeJob(*slot.info)) continue;
-      slot.published = true;
+      Publish(slot);
       jmap.emplace(id, slot.info);
     }
     B::total_allocatable(*snap) = std::move(total);
@@ -484,7 +504,7 @@ struct SchedulerCache::Impl {
     auto it = nodes.find(name);
     bool include = it != nodes.end() && it->second.info->Ready();
     if (include) {
-      it->second.published = true;
+      Publish(it->second);
       total->Add(it->second.info->allocatable());
       if (had) {
         old->second = it->second.info;
@@ -507,7 +527,7 @@ struct SchedulerCache::Impl {
     auto& jmap = ClusterInfo::Builder::jobs(*snap);
     auto it = jobs.find(id);
     if (it != jobs.end() && IncludeJob(*it->second.info)) {
-      it->second.published = true;
+      Publish(it->second);
       jmap[id] = it->second.info;
     } else {
       jmap.erase(id);
@@ -527,7 +547,7 @@ struct SchedulerCache::Impl {
         bool include = it != nodes.end() && it->second.info->Ready();
         bool had = nmap.count(name) > 0;
         if (include) {
-          it->second.published = true;
+          Publish(it->second);
           nmap[name] = it->second.info;
         } else {
           nmap.erase(name);

@@ -394,13 +394,9 @@ Status SchedulerCache::ResyncTask(const std::string& key) {
   }
   const TaskInfo* cached = m.FindTask(key);
   if (!cached) return m.AddPodLocked(*pod);
-  if (!IsOurs(**pod, options_.scheduler_name)) {
-    m.RemoveTaskLocked(key, true);
-    return Status::Ok();
-  }
-  auto task = TaskInfo::FromPod(*pod);
-  if (!task.ok()) return task.status();
-  return m.ReplaceTaskLocked(key, *task);
+  // As an update from the cluster: UpdatePod's rules apply, including the bind-in-flight
+  // one (the task may have been assumed again since it was queued for this resync).
+  return m.UpdatePodLocked(*cached, *pod);
 }
 
 Status SchedulerCache::CleanupJob(const std::string& key) {
@@ -505,11 +501,13 @@ void SchedulerCache::MaterializeSnapshot(ClusterInfo* snap, int threads) {
   const size_t n = std::max<size_t>(1, std::min<size_t>(threads > 0 ? threads : 1, total / 64 + 1));
   auto work = [&](size_t t) {
     for (size_t i = t; i < total; i += n) {
+      // Non-const objects: ClusterInfo::MutableNode/MutableJob later write to these
+      // private copies through a const_cast, which is only defined for non-const objects.
       if (i < nodes.size()) {
-        *nodes[i] = std::make_shared<const NodeInfo>(**nodes[i]);
+        *nodes[i] = std::make_shared<NodeInfo>(**nodes[i]);
       } else {
         auto& p = *jobs[i - nodes.size()];
-        p = std::make_shared<const JobInfo>(*p);
+        p = std::make_shared<JobInfo>(*p);
       }
     }
   };
