@@ -495,17 +495,24 @@ struct SchedulerCache::Impl {
 
   // Puts the cache's current version of node `name` into the snapshot (or removes it).
   // Returns true when the snapshot's node membership changed.
-  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total) {
+  // `*recount` is set when a node's allocatable leaves the total: subtracting it would leave
+  // explicit zero scalars (e.g. "nvidia.com/gpu 0") that a fresh sum does not have, and
+  // Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
+  // the snapshot's nodes instead (rare: only on allocatable changes and node removals).
+  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount) {
     using B = ClusterInfo::Builder;
     auto& nmap = B::nodes(*snap);
     auto old = nmap.find(name);
     bool had = old != nmap.end();
-    if (had) total->SubUnchecked(old->second->allocatable());
     auto it = nodes.find(name);
     bool include = it != nodes.end() && it->second.info->Ready();
+    if (had) {
+      if (!include || !(old->second->allocatable() == it->second.info->allocatable())) *recount = true;
+    } else if (include) {
+      total->Add(it->second.info->allocatable());
+    }
     if (include) {
       Publish(it->second);
-      total->Add(it->second.info->allocatable());
       if (had) {
         old->second = it->second.info;
       } else {
@@ -539,6 +546,7 @@ struct SchedulerCache::Impl {
     const uint64_t since = B::generation(*snap);
     Resource total = B::total_allocatable(*snap);
     bool membership_changed = false;
+    bool recount_total = false;
     // 1. Undo the session's own changes.
     if (!B::dirty_nodes(*snap).empty()) {
       for (const std::string& name : B::dirty_nodes(*snap)) {
@@ -566,7 +574,7 @@ struct SchedulerCache::Impl {
                               [](uint64_t g, const Removal& x) { return g < x.gen; });
     for (; r != removals.end(); ++r) {
       if (r->is_node) {
-        membership_changed |= RefreshNode(snap, r->key, &total);
+        membership_changed |= RefreshNode(snap, r->key, &total, &recount_total);
       } else {
         RefreshJob(snap, r->key);
       }
@@ -575,11 +583,15 @@ struct SchedulerCache::Impl {
     for (const std::string& name : node_mru) {
       const NodeSlot& s = nodes.at(name);
       if (s.gen <= since) break;
-      membership_changed |= RefreshNode(snap, name, &total);
+      membership_changed |= RefreshNode(snap, name, &total, &recount_total);
     }
     for (const JobId& id : job_mru) {
       if (jobs.at(id).gen <= since) break;
       RefreshJob(snap, id);
+    }
+    if (recount_total) {
+      total = Resource();
+      for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
     }
     B::total_allocatable(*snap) = std::move(total);
     if (membership_changed || B::node_tree_version(*snap) != tree.version()) RebuildNodeList(snap);
