@@ -16,10 +16,11 @@ case "$kind" in
                                  -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF) ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz] [targets...]" >&2; exit 2 ;;
 esac
-cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
+# Build output goes to stderr; stdout carries only the build directory (for the callers).
+cmake -S . -B "$dir" -G Ninja "${args[@]}" >&2
 if [ $# -gt 0 ]; then
-  cmake --build "$dir" -j "$jobs" --target "$@"
+  cmake --build "$dir" -j "$jobs" --target "$@" >&2
 else
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" >&2
 fi
 echo "$dir"

@@ -3,7 +3,7 @@
 # find_package(volcache), proving the installed package is complete.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=$(./scripts/build.sh release | tail -n 1)
+dir=$(./scripts/build.sh release)
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$dir" --prefix "$prefix" >/dev/null

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-20}"
-dir=$(./scripts/build.sh fuzz | tail -n 1)
+dir=$(./scripts/build.sh fuzz)
 for f in "$dir"/fuzz/*_fuzz; do
   name=$(basename "$f" _fuzz)
   corpus="fuzz/corpus/$name"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-dir=$(./scripts/build.sh release volcache | tail -n 1)
+dir=$(./scripts/build.sh release volcache)
 if [ $# -eq 0 ]; then
   set -- replay examples/gang-scheduling.jsonl
 fi

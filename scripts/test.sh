@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-release}"
 ./scripts/setup.sh
-dir=$(./scripts/build.sh "$kind" | tail -n 1)
+dir=$(./scripts/build.sh "$kind")
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
