@@ -4,9 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-20}"
-dir=$(./scripts/build.sh fuzz)
-for f in "$dir"/fuzz/*_fuzz; do
-  name=$(basename "$f" _fuzz)
+targets=()
+for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" .cc)"); done
+dir=$(./scripts/build.sh fuzz "${targets[@]}")
+for t in "${targets[@]}"; do
+  f="$dir/fuzz/$t"
+  name=${t%_fuzz}
   corpus="fuzz/corpus/$name"
   work=$(mktemp -d)
   echo "fuzz: $name for ${secs}s (seeds: $corpus)"
