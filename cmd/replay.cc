@@ -9,6 +9,7 @@
 
 #include "api/k8s/decode.h"
 #include "api/k8s/json_fwd.h"
+#include "api/node_info.h"
 #include "cache/cluster_source.h"
 #include "cache/scheduler_cache.h"
 #include "workers/clock.h"
@@ -127,7 +128,12 @@ struct ReplayEngine::State {
       if (type == SchedulerCache::EventType::kDelete) {
         source.DeleteNode(node->metadata.name);
       } else {
-        source.PutNode(std::make_shared<const k8s::Node>(*node));
+        auto ptr = std::make_shared<const k8s::Node>(*node);
+        // The cache checks a Node only later, in the node-sync worker, where a refusal
+        // becomes a silent retry; check it here so that the line gets its error and the
+        // store never holds a Node the cache cannot take.
+        if (auto info = NodeInfo::FromNode(ptr); !info.ok()) return info.status();
+        source.PutNode(std::move(ptr));
       }
     }
     return cache->Apply(type, obj);
@@ -163,6 +169,7 @@ struct ReplayEngine::State {
         throw FormError{"unknown watch event type \"" + type + "\""};
       }
       Event(t, Field(j, "object", nlohmann::json::value_t::object));
+      RunDueWork();  // like every other line: e.g. the node sync a Node event queued
       return 0;
     }
     if (!j.contains("op")) throw FormError{"neither a watch event (\"type\") nor an operation (\"op\")"};
