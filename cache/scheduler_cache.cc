@@ -327,6 +327,18 @@ bool SchedulerCache::IsAssumed(const std::string& key) const {
   return impl_->assumed.count(key) > 0;
 }
 
+Result<TaskInfo> SchedulerCache::GetTask(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const TaskInfo* t = impl_->FindTask(key);
+  if (!t) return Status::NotFound("task " + key + " not in the cache");
+  return *t;
+}
+
+bool SchedulerCache::HasTask(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->task_index.count(key) > 0;
+}
+
 size_t SchedulerCache::CleanupExpiredAssumed() {
   if (options_.assumed_ttl <= Duration::zero()) return 0;
   std::lock_guard<std::mutex> lock(impl_->mu);

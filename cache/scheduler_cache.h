@@ -133,6 +133,9 @@ class SchedulerCache {
   // task is queued for a resync from the cluster. `node` must be the assumed node.
   Status ForgetTask(const std::string& task_key, const std::string& node);
   bool IsAssumed(const std::string& task_key) const;
+  // The cache's copy of a task ("namespace/name"); NotFound when absent.
+  Result<TaskInfo> GetTask(const std::string& task_key) const;
+  bool HasTask(const std::string& task_key) const;
   // Expires assumed tasks whose binding finished and whose TTL has passed. Returns how
   // many expired.
   size_t CleanupExpiredAssumed();

@@ -4,6 +4,7 @@
 // call concurrently.
 
 #include <string>
+#include <vector>
 
 #include "api/k8s/objects.h"
 #include "api/status.h"
@@ -24,6 +25,21 @@ class StatusUpdater {
   virtual Status UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) = 0;
   virtual Status UpdatePodGroup(const k8s::PodGroup& pg) = 0;
   virtual Status UpdateQueueStatus(const k8s::Queue& queue) = 0;
+};
+
+// Kubernetes Events (core/v1) about an object: type "Normal" or "Warning".
+struct EventRef {
+  std::string kind;  // Pod, PodGroup, Queue
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+};
+
+class EventRecorder {
+ public:
+  virtual ~EventRecorder() = default;
+  virtual void Event(const EventRef& object, const std::string& type, const std::string& reason,
+                     const std::string& message) = 0;
 };
 
 // Builds the conditions an eviction writes on the pod (Ready=False/Evict and
