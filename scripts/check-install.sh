@@ -10,3 +10,7 @@ cmake --install "$dir" --prefix "$prefix" >/dev/null
 cmake -S examples/consumer -B "$prefix/consumer-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 "$prefix/consumer-build/volcache_consumer"
+# The example plugin (BindContext extension + PreBinder) against the same installed package.
+cmake -S examples/gpu-plugin -B "$prefix/plugin-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/plugin-build" >/dev/null
+"$prefix/plugin-build/gpu_plugin_demo"
