@@ -26,7 +26,8 @@ namespace volcache::k8s {
 using TimeMs = int64_t;
 
 using StringMap = std::map<std::string, std::string, std::less<>>;
-// A ResourceList in document order; names are kept verbatim, values parsed.
+// A ResourceList; names are kept verbatim, values parsed. Entries are sorted by name: the
+// decoder reads JSON objects as nlohmann::json (a sorted map), so document order is not seen.
 using ResourceList = std::vector<std::pair<std::string, Quantity>>;
 
 struct OwnerReference {
