@@ -1,0 +1,454 @@
+#include "cache/runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "api/fmt.h"
+#include "workers/executor.h"
+#include "workers/queue_workers.h"
+#include "workers/rate_limiter.h"
+#include "workers/work_queue.h"
+
+namespace volcache {
+
+namespace {
+
+k8s::TimeMs WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+k8s::ResourceList ToResourceList(const Resource& r) {
+  k8s::ResourceList out;
+  auto integer = [](int64_t v) { return *Quantity::Parse(std::to_string(v)); };
+  if (r.milli_cpu() != 0) out.emplace_back("cpu", Quantity::FromMilli(r.milli_cpu()));
+  if (r.memory() != 0) out.emplace_back("memory", integer(r.memory()));
+  for (const auto* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
+    if (s->value == 0) continue;
+    if (s->id == ResourceNames::kPods) {
+      out.emplace_back("pods", integer(s->value));
+    } else {
+      out.emplace_back(ResourceNames::Name(s->id), Quantity::FromMilli(s->value));
+    }
+  }
+  return out;
+}
+
+// Sets (or replaces) the condition of the same type; returns true when anything changed.
+bool SetCondition(std::vector<k8s::PodGroupCondition>& conds, k8s::PodGroupCondition c) {
+  for (auto& existing : conds) {
+    if (existing.type != c.type) continue;
+    if (existing.status == c.status && existing.reason == c.reason && existing.message == c.message) return false;
+    existing = std::move(c);
+    return true;
+  }
+  conds.push_back(std::move(c));
+  return true;
+}
+
+struct PodConditionWrite {
+  k8s::PodPtr pod;
+  k8s::PodCondition condition;
+};
+using StatusWrite = std::variant<PodConditionWrite, k8s::PodGroup, k8s::Queue>;
+
+}  // namespace
+
+// --------------------------------------------------------------------------- Impl
+
+class CacheRuntime::Outcomes final : public BindOutcomeHandler {
+ public:
+  explicit Outcomes(CacheRuntime* rt) : rt_(rt) {}
+  void OnBindSucceeded(BindContext& ctx) override;
+  void OnBindFailed(BindContext& ctx, const Status& error) override;
+
+ private:
+  CacheRuntime* rt_;
+};
+
+struct CacheRuntime::Impl {
+  RuntimeOptions options;
+  std::shared_ptr<Clock> clock;
+  const ClusterSource* source;
+  Binder* binder;
+  Evictor* evictor;
+  StatusUpdater* status;
+  EventRecorder* recorder;
+
+  std::unique_ptr<Executor> dispatch;
+  std::unique_ptr<Outcomes> outcomes;
+  std::unique_ptr<BindFlow> flow;
+  std::unique_ptr<QueueWorkers> node_workers, resync_workers, cleanup_workers, status_workers;
+  std::unique_ptr<WorkQueue> status_queue;
+
+  mutable std::mutex mu;  // guards everything below
+  std::map<std::string, StatusWrite> pending_writes;     // latest desired write per object
+  std::map<std::string, Resource> written_queue_alloc;   // last written queue allocated
+  std::vector<std::shared_ptr<BindContextHandler>> handlers;
+  RuntimeCounters counters;
+  bool running = false;
+  bool stopped = false;
+  bool lists_applied = false;
+  uint64_t expiry_timer = 0;
+
+  void Record(const EventRef& ref, const std::string& type, const std::string& reason, const std::string& msg) {
+    if (recorder) recorder->Event(ref, type, reason, msg);
+  }
+
+  void EnqueueWrite(const std::string& key, StatusWrite w) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pending_writes[key] = std::move(w);
+    }
+    status_queue->Add(key);
+  }
+
+  // One status write (the latest desired state of `key`). Keeps it pending on failure.
+  Status ProcessWrite(const std::string& key) {
+    StatusWrite w;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = pending_writes.find(key);
+      if (it == pending_writes.end()) return Status::Ok();  // written by an earlier pass
+      w = it->second;
+    }
+    Status s = std::visit(
+        [&](auto& v) -> Status {
+          using T = std::decay_t<decltype(v)>;
+          if (!status) return Status::Ok();
+          if constexpr (std::is_same_v<T, PodConditionWrite>) {
+            return status->UpdatePodCondition(*v.pod, v.condition);
+          } else if constexpr (std::is_same_v<T, k8s::PodGroup>) {
+            return status->UpdatePodGroup(v);
+          } else {
+            return status->UpdateQueueStatus(v);
+          }
+        },
+        w);
+    std::lock_guard<std::mutex> lock(mu);
+    if (s.ok()) {
+      ++counters.status_writes;
+      // Only drop it if no newer write arrived meanwhile.
+      auto it = pending_writes.find(key);
+      if (it != pending_writes.end() && it->second.index() == w.index()) {
+        bool same = std::visit(
+            [&](const auto& cur) {
+              using T = std::decay_t<decltype(cur)>;
+              const T& done = std::get<T>(w);
+              if constexpr (std::is_same_v<T, PodConditionWrite>) {
+                return cur.pod == done.pod && cur.condition.reason == done.condition.reason &&
+                       cur.condition.message == done.condition.message;
+              } else {
+                return cur.metadata.resource_version == done.metadata.resource_version &&
+                       cur.status.phase == done.status.phase;
+              }
+            },
+            it->second);
+        if (same) pending_writes.erase(it);
+      }
+    } else {
+      ++counters.status_write_failures;
+    }
+    return s;
+  }
+
+  void DrainStatusInline() {
+    std::string item;
+    while (status_queue->TryGet(&item)) {
+      Status s = ProcessWrite(item);
+      if (s.ok()) {
+        status_queue->Forget(item);
+      } else {
+        status_queue->AddRateLimited(item);
+      }
+      status_queue->Done(item);
+    }
+  }
+
+  void ScheduleExpiry(SchedulerCache* cache) {
+    if (options.cache.assumed_ttl <= Duration::zero()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (stopped) return;
+    expiry_timer = clock->AfterFunc(options.expiry_period, [this, cache] {
+      cache->CleanupExpiredAssumed();
+      ScheduleExpiry(cache);
+    });
+  }
+};
+
+void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
+  const std::string& key = ctx.task.key();
+  Status s = rt_->cache_->FinishBinding(key);
+  if (!s.ok()) spdlog::warn("bind of {} succeeded but {}", key, s);
+  {
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    ++rt_->impl_->counters.binds_succeeded;
+  }
+  rt_->impl_->Record({"Pod", ctx.task.namespace_(), ctx.task.name(), ctx.task.uid()}, "Normal", "Scheduled",
+                     "Successfully assigned " + key + " to " + ctx.node_name);
+}
+
+void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error) {
+  const std::string& key = ctx.task.key();
+  spdlog::warn("bind {} to {} failed: {}", key, ctx.node_name, error);
+  Status s = rt_->cache_->ForgetTask(key, ctx.node_name);  // queues the resync
+  if (!s.ok()) spdlog::warn("forget {}: {}", key, s);
+  {
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    ++rt_->impl_->counters.binds_failed;
+  }
+  if (ctx.task.meta && ctx.task.meta->pod) {
+    k8s::PodCondition cond{"PodScheduled", "False", "SchedulerError", error.message(), WallMs()};
+    rt_->impl_->EnqueueWrite("pod/" + key, PodConditionWrite{ctx.task.meta->pod, cond});
+  }
+  rt_->impl_->Record({"Pod", ctx.task.namespace_(), ctx.task.name(), ctx.task.uid()}, "Warning",
+                     "FailedScheduling", error.message());
+}
+
+// ------------------------------------------------------------------------ lifecycle
+
+CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source,
+                           Binder* binder, Evictor* evictor, StatusUpdater* status, EventRecorder* recorder)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.options = options;
+  m.clock = clock;
+  m.source = source;
+  m.binder = binder;
+  m.evictor = evictor;
+  m.status = status;
+  m.recorder = recorder;
+  cache_ = std::make_unique<SchedulerCache>(options.cache, clock, source);
+  cache_->EnsureDefaultQueues();
+  if (options.inline_execution) {
+    m.dispatch = std::make_unique<InlineExecutor>();
+  } else {
+    m.dispatch = std::make_unique<ThreadPoolExecutor>(std::max(1, options.dispatch_threads));
+  }
+  m.outcomes = std::make_unique<Outcomes>(this);
+  m.flow = std::make_unique<BindFlow>(options.bind_flow, clock, binder, &pre_binders_, m.outcomes.get(),
+                                      m.dispatch.get());
+  std::vector<std::unique_ptr<RateLimiter>> limiters;
+  limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
+  limiters.push_back(std::make_unique<BucketRateLimiter>(options.status_qps, options.status_burst, clock));
+  m.status_queue = std::make_unique<WorkQueue>("status", clock, std::make_unique<MaxOfRateLimiter>(std::move(limiters)));
+
+  SchedulerCache* cache = cache_.get();
+  auto always = [](const std::string&, const Status&) { return true; };
+  m.node_workers = std::make_unique<QueueWorkers>(
+      &cache->node_queue(), options.node_worker_threads, [cache](const std::string& n) { return cache->SyncNode(n); },
+      always);
+  m.resync_workers = std::make_unique<QueueWorkers>(
+      &cache->err_tasks(), options.resync_worker_threads,
+      [cache](const std::string& k) { return cache->ResyncTask(k); },
+      // Dropped only once the task has left the cache.
+      [cache](const std::string& k, const Status&) { return cache->HasTask(k); });
+  m.cleanup_workers = std::make_unique<QueueWorkers>(
+      &cache->deleted_jobs(), 1, [cache](const std::string& k) { return cache->CleanupJob(k); }, always);
+  m.status_workers = std::make_unique<QueueWorkers>(
+      m.status_queue.get(), options.status_worker_threads,
+      [this](const std::string& k) { return impl_->ProcessWrite(k); }, always);
+}
+
+CacheRuntime::~CacheRuntime() { Stop(); }
+
+void CacheRuntime::Run() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->running || impl_->stopped) return;
+    impl_->running = true;
+  }
+  if (!impl_->options.inline_execution) {
+    impl_->node_workers->Start();
+    impl_->resync_workers->Start();
+    impl_->cleanup_workers->Start();
+    impl_->status_workers->Start();
+  }
+  impl_->flow->Start();
+  impl_->ScheduleExpiry(cache_.get());
+}
+
+void CacheRuntime::MarkInitialListsApplied() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->lists_applied = true;
+}
+
+bool CacheRuntime::synced() const {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->lists_applied) return false;
+  }
+  WorkQueueStats st = cache_->node_queue().Stats();
+  return st.depth == 0 && st.processing == 0;
+}
+
+Status CacheRuntime::WaitForCacheSync(Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (impl_->options.inline_execution) cache_->DrainQueuesOnce();
+    if (synced()) return Status::Ok();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::DeadlineExceeded("cache not synced: initial lists or node syncs still pending");
+    }
+    // Production path only: the node workers make progress on their own threads.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void CacheRuntime::Stop() {
+  uint64_t timer = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+    timer = impl_->expiry_timer;
+  }
+  if (timer) impl_->clock->Cancel(timer);
+  // Binds first: everything queued is dispatched and every bind in flight finishes, so its
+  // outcome (finish or forget + resync) is applied while the workers still run.
+  impl_->flow->Stop(/*drain=*/true);
+  impl_->status_workers->Stop();
+  impl_->cleanup_workers->Stop();
+  impl_->resync_workers->Stop();
+  impl_->node_workers->Stop();
+  if (auto* pool = dynamic_cast<ThreadPoolExecutor*>(impl_->dispatch.get())) pool->Stop();
+}
+
+// ------------------------------------------------------------------------ decisions
+
+Status CacheRuntime::AddBindTask(std::unique_ptr<BindContext> ctx) {
+  const std::string key = ctx->task.key();
+  const std::string node = ctx->node_name;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopped) return Status::Cancelled("bind " + key + ": the cache is stopping");
+  }
+  VC_RETURN_IF_ERROR(cache_->AddBindTask(key, node));
+  // The channel push happens without the cache lock: a full channel blocks this caller
+  // (backpressure) while the bind-flow worker keeps draining it.
+  Status s = impl_->flow->Push(std::move(ctx));
+  if (!s.ok()) {
+    Status f = cache_->ForgetTask(key, node);
+    if (!f.ok()) spdlog::warn("forget {} after a refused push: {}", key, f);
+    return s;
+  }
+  return Status::Ok();
+}
+
+void CacheRuntime::RegisterBindContextHandler(std::shared_ptr<BindContextHandler> handler) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->handlers.push_back(std::move(handler));
+}
+
+Status CacheRuntime::Bind(const std::string& task_key, const std::string& node, const void* session_state) {
+  auto task = cache_->GetTask(task_key);
+  if (!task.ok()) return task.status();
+  auto ctx = std::make_unique<BindContext>();
+  ctx->task = std::move(*task);
+  ctx->node_name = node;
+  std::vector<std::shared_ptr<BindContextHandler>> handlers;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    handlers = impl_->handlers;
+  }
+  for (const auto& h : handlers) {
+    VC_RETURN_IF_ERROR(h->SetupBindContextExtension(session_state, *ctx)
+                           .WithPrefix("bind " + task_key + ": " + std::string(h->Name())));
+  }
+  return AddBindTask(std::move(ctx));
+}
+
+Status CacheRuntime::Evict(const std::string& task_key, const std::string& reason) {
+  VC_RETURN_IF_ERROR(cache_->Evict(task_key, reason));
+  for (EvictionRequest& req : cache_->TakeEvictionRequests()) {
+    auto shared = std::make_shared<EvictionRequest>(std::move(req));
+    impl_->dispatch->Post([this, shared] {
+      const TaskInfo& t = shared->task;
+      Status s = impl_->evictor ? impl_->evictor->Evict(t.pod(), shared->reason) : Status::Ok();
+      {
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        ++(s.ok() ? impl_->counters.evictions_ok : impl_->counters.evictions_failed);
+      }
+      if (!s.ok()) {
+        spdlog::warn("evict {}: {}; resyncing", t.key(), s);
+        cache_->err_tasks().Add(t.key());
+        return;
+      }
+      auto job = t.job();
+      auto slash = job.find('/');
+      impl_->Record({"PodGroup", t.namespace_(), slash == std::string::npos ? job : job.substr(slash + 1), ""},
+                    "Normal", "Evict", shared->reason);
+    });
+  }
+  return Status::Ok();
+}
+
+void CacheRuntime::UpdateJobStatus(const JobInfo& job, const std::string& phase) {
+  if (!job.pod_group()) return;
+  k8s::PodGroup pg = *job.pod_group();
+  bool changed = pg.status.phase != phase;
+  pg.status.phase = phase;
+  auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
+  int32_t running = count(TaskStatus::kRunning), succeeded = count(TaskStatus::kSucceeded),
+          failed = count(TaskStatus::kFailed);
+  changed |= pg.status.running != running || pg.status.succeeded != succeeded || pg.status.failed != failed;
+  pg.status.running = running;
+  pg.status.succeeded = succeeded;
+  pg.status.failed = failed;
+  const k8s::TimeMs now = WallMs();
+  if (job.IsReady()) {
+    changed |= SetCondition(pg.status.conditions,
+                            {"Scheduled", "True", "", now, "tasks in gang are ready to be scheduled", ""});
+  } else {
+    int32_t pending = static_cast<int32_t>(job.CountWithStatus(TaskStatus::kPending));
+    changed |= SetCondition(pg.status.conditions,
+                            {"Unschedulable", "True", "", now, "NotEnoughResources",
+                             std::to_string(pending) + "/" + std::to_string(job.tasks().size()) +
+                                 " tasks in gang unschedulable: " + job.FitError()});
+  }
+  if (!changed) return;
+  impl_->EnqueueWrite("podgroup/" + job.uid(), std::move(pg));
+}
+
+void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
+  if (!queue.queue) return;  // volcache's own default queues exist in the cluster only once created
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->written_queue_alloc.find(queue.name);
+    if (it != impl_->written_queue_alloc.end() && it->second == queue.allocated) return;
+    impl_->written_queue_alloc[queue.name] = queue.allocated;
+  }
+  k8s::Queue q = *queue.queue;
+  q.status.allocated = ToResourceList(queue.allocated);
+  impl_->EnqueueWrite("queue/" + queue.name, std::move(q));
+}
+
+void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
+  EventRef ref{"PodGroup", job.namespace_(), job.name(), job.pod_group() ? job.pod_group()->metadata.uid : ""};
+  if (job.IsReady()) {
+    impl_->Record(ref, "Normal", "Scheduled", "pod group is ready");
+  } else {
+    impl_->Record(ref, "Warning", "Unschedulable", job.FitError());
+  }
+}
+
+void CacheRuntime::RunDueWorkInline() {
+  cache_->DrainQueuesOnce();
+  impl_->DrainStatusInline();
+  cache_->DrainQueuesOnce();
+}
+
+RuntimeCounters CacheRuntime::counters() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->counters;
+}
+
+BindFlow::Stats CacheRuntime::bind_flow_stats() const { return impl_->flow->stats(); }
+
+}  // namespace volcache

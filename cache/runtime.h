@@ -1,0 +1,118 @@
+#pragma once
+// CacheRuntime: the SchedulerCache with its decision pipelines and background workers —
+// what a scheduler embeds (SPEC §4–§6).
+//
+// Owns: the cache; the node-sync workers (node queue → SyncNode), the errTasks resync and
+// DeletedJobs cleanup workers; the BindFlow (AddBindTask → BindFlowChannel → 20 ms tick →
+// pre-binders → Binder → FinishBinding, or ForgetTask + SchedulerError condition + resync);
+// the evictor pipeline; the status writer (PodGroup/Queue status and pod conditions on their
+// own rate-limited queue, so they never delay binds); the assumed-task expiry timer.
+// Borrows (must outlive it): the ClusterSource, Binder, Evictor, StatusUpdater, EventRecorder.
+//
+// Thread-safety: every public method is safe for concurrent use. No cache lock is held
+// across a binder, evictor, status-updater, recorder or plugin call.
+//
+// Lifecycle: construct → Run() → (events flow in; MarkInitialListsApplied()) →
+// WaitForCacheSync() → sessions → Stop(). Stop() stops accepting binds, dispatches every
+// queued bind and waits for the binds in flight (nothing is lost), then stops the workers.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/job_info.h"
+#include "api/queue_info.h"
+#include "api/status.h"
+#include "binder/binder.h"
+#include "cache/cluster_source.h"
+#include "cache/scheduler_cache.h"
+#include "evictor/evictor.h"
+#include "workers/bind_flow.h"
+#include "workers/clock.h"
+
+namespace volcache {
+
+struct RuntimeOptions {
+  SchedulerCacheOptions cache;
+  int node_worker_threads = 20;       // --node-worker-threads
+  int resync_worker_threads = 1;
+  int status_worker_threads = 2;
+  int dispatch_threads = 4;           // binds and evictions in flight run here
+  BindFlowOptions bind_flow;          // channel capacity, BATCH_BIND_NUM, tick, max concurrent binds
+  Duration expiry_period = std::chrono::seconds(1);
+  double status_qps = 50;             // status writes' own limit
+  int status_burst = 100;
+  // Tests and replay: run everything inline on the caller (FakeClock ticks drive it).
+  bool inline_execution = false;
+};
+
+struct RuntimeCounters {
+  uint64_t binds_succeeded = 0;
+  uint64_t binds_failed = 0;
+  uint64_t evictions_ok = 0;
+  uint64_t evictions_failed = 0;
+  uint64_t status_writes = 0;
+  uint64_t status_write_failures = 0;
+};
+
+class CacheRuntime final {
+ public:
+  CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source, Binder* binder,
+               Evictor* evictor, StatusUpdater* status, EventRecorder* recorder);
+  ~CacheRuntime();  // Stop()
+  CacheRuntime(const CacheRuntime&) = delete;
+  CacheRuntime& operator=(const CacheRuntime&) = delete;
+
+  SchedulerCache& cache() { return *cache_; }
+  const SchedulerCache& cache() const { return *cache_; }
+  PreBinderRegistry& pre_binders() { return pre_binders_; }
+
+  // Starts the workers, the bind tick and the expiry timer. Idempotent.
+  void Run();
+  // The event feeder calls this once the initial lists have been applied.
+  void MarkInitialListsApplied();
+  // Returns once the initial lists were applied and every node event queued so far has been
+  // synced; DeadlineExceeded after `timeout` (real time; with inline execution the node
+  // queue is drained on the caller).
+  Status WaitForCacheSync(Duration timeout);
+  bool synced() const;
+  // Stops accepting binds, dispatches everything queued, waits for binds in flight, then
+  // stops every worker. Idempotent.
+  void Stop();
+
+  // The assume step + hand-off to the BindFlow (blocks while the channel is full). On a
+  // refusal nothing changed. After Stop the task is forgotten again and Cancelled returned.
+  Status AddBindTask(std::unique_ptr<BindContext> ctx);
+  // Builds a BindContext for `task_key` on `node` and lets every registered
+  // BindContextHandler fill its extension, then AddBindTask.
+  Status Bind(const std::string& task_key, const std::string& node, const void* session_state = nullptr);
+  void RegisterBindContextHandler(std::shared_ptr<BindContextHandler> handler);
+
+  // Evict accounting in the cache, then the evictor asynchronously; a failure resyncs.
+  Status Evict(const std::string& task_key, const std::string& reason);
+
+  // PodGroup status from the session's view of the job (phase, conditions, counts); written
+  // asynchronously on the status queue.
+  void UpdateJobStatus(const JobInfo& job, const std::string& phase);
+  // Queue status (allocated), written only when it changed since the last write.
+  void UpdateQueueStatus(const QueueInfo& queue);
+  // Unschedulable (with the job's fit-error text) or Scheduled event on the PodGroup.
+  void RecordJobStatusEvent(const JobInfo& job);
+
+  // Runs everything due now on the caller: queues, the bind tick's work, evictions, status
+  // writes (inline execution only; tests and replay).
+  void RunDueWorkInline();
+
+  RuntimeCounters counters() const;
+  BindFlow::Stats bind_flow_stats() const;
+
+ private:
+  class Outcomes;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<SchedulerCache> cache_;
+  PreBinderRegistry pre_binders_;
+};
+
+}  // namespace volcache
