@@ -1,10 +1,10 @@
 #include "api/job_info.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "api/resource_list.h"
 
@@ -28,7 +28,8 @@ constexpr std::string_view kUndetermined = "Undetermined";  // Volcano PodReason
 JobInfo::JobInfo(JobId uid) : uid_(std::move(uid)) {}
 
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
-  if (pg == nullptr) return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid_));
+  if (pg == nullptr)
+    return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid_));
   Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources, "spec.minResources");
   if (!min_resources.ok()) {
     return min_resources.status().WithPrefix(
@@ -58,7 +59,8 @@ const std::string& JobInfo::pod_group_phase() const {
 
 Status JobInfo::AddTask(const TaskInfo& task) {
   if (tasks_.find(task.uid()) != tasks_.end()) {
-    return Status::AlreadyExists(fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
+    return Status::AlreadyExists(
+        fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
   }
   auto [it, inserted] = tasks_.emplace(task.uid(), task);
   const TaskInfo& t = it->second;
@@ -117,7 +119,9 @@ int32_t JobInfo::ReadyTaskNum() const {
   return static_cast<int32_t>(n);
 }
 
-int32_t JobInfo::WaitingTaskNum() const { return static_cast<int32_t>(CountWithStatus(TaskStatus::kPipelined)); }
+int32_t JobInfo::WaitingTaskNum() const {
+  return static_cast<int32_t>(CountWithStatus(TaskStatus::kPipelined));
+}
 
 int32_t JobInfo::ValidTaskNum() const {
   size_t n = 0;
@@ -169,7 +173,8 @@ std::string JobInfo::FitError() const {
   std::map<std::string, int64_t, std::less<>> reasons;
   for (int i = 0; i < kTaskStatusCount; ++i) {
     if (!status_index_[i].empty()) {
-      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] += static_cast<int64_t>(status_index_[i].size());
+      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] +=
+          static_cast<int64_t>(status_index_[i].size());
     }
   }
   reasons["minAvailable"] = min_available_;
@@ -184,7 +189,8 @@ std::string JobInfo::FitError() const {
       ++reasons[it->second];
     }
   }
-  if (!reasons.empty()) msg += fmt::format("; {}: {}", TaskStatusName(TaskStatus::kPending), SortedHistogram(reasons));
+  if (!reasons.empty())
+    msg += fmt::format("; {}: {}", TaskStatusName(TaskStatus::kPending), SortedHistogram(reasons));
   return msg;
 }
 

@@ -1,10 +1,10 @@
 #include "api/node_info.h"
 
-#include <algorithm>
-#include <utility>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "api/resource_list.h"
 
@@ -57,7 +57,8 @@ Result<NodeInfo> NodeInfo::FromNode(k8s::NodePtr node) {
 }
 
 Status NodeInfo::SetNode(k8s::NodePtr node) {
-  if (node == nullptr) return Status::InvalidArgument(fmt::format("Node {}: SetNode with a null node", name_));
+  if (node == nullptr)
+    return Status::InvalidArgument(fmt::format("Node {}: SetNode with a null node", name_));
   if (node->metadata.name != name_) {
     return Status::InvalidArgument(
         fmt::format("Node {}: SetNode with the object of node {}", name_, node->metadata.name));

@@ -1,8 +1,8 @@
 #include "api/queue_info.h"
 
-#include <utility>
-
 #include <fmt/format.h>
+
+#include <utility>
 
 #include "api/resource_list.h"
 
@@ -10,10 +10,14 @@ namespace volcache {
 
 std::string_view QueueStateName(QueueState s) {
   switch (s) {
-    case QueueState::kOpen: return "Open";
-    case QueueState::kClosed: return "Closed";
-    case QueueState::kClosing: return "Closing";
-    case QueueState::kUnknown: return "Unknown";
+    case QueueState::kOpen:
+      return "Open";
+    case QueueState::kClosed:
+      return "Closed";
+    case QueueState::kClosing:
+      return "Closing";
+    case QueueState::kUnknown:
+      return "Unknown";
   }
   return "Unknown";
 }

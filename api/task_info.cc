@@ -1,12 +1,12 @@
 #include "api/task_info.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <utility>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "api/resource_list.h"
 
@@ -223,7 +223,8 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   AddHostPorts(p.spec.init_containers, &meta->host_ports);
   AddHostPorts(p.spec.containers, &meta->host_ports);
   meta->pvcs.reserve(p.spec.pvc_names.size());
-  for (const std::string& claim : p.spec.pvc_names) meta->pvcs.push_back(PodKey(p.metadata.namespace_, claim));
+  for (const std::string& claim : p.spec.pvc_names)
+    meta->pvcs.push_back(PodKey(p.metadata.namespace_, claim));
   meta->has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
   // The object model does not distinguish required from preferred anti-affinity; treat
   // any anti-affinity as required (the conservative choice for predicates).

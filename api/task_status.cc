@@ -13,8 +13,8 @@ namespace {
 
 // Indexed by TaskStatusIndex; Volcano's TaskStatus.String() names.
 constexpr std::array<std::string_view, kTaskStatusCount> kNames = {
-    "Pending", "Allocated", "Pipelined", "Binding",   "Bound",
-    "Running", "Releasing", "Succeeded", "Failed",    "Unknown",
+    "Pending", "Allocated", "Pipelined", "Binding", "Bound",
+    "Running", "Releasing", "Succeeded", "Failed",  "Unknown",
 };
 
 }  // namespace
