@@ -12,7 +12,7 @@ case "$kind" in
   release) dir=build;      args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DVOLCACHE_SANITIZE=address,undefined -DVOLCACHE_BUILD_BENCH=OFF) ;;
   tsan)    dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLCACHE_SANITIZE=thread -DVOLCACHE_BUILD_BENCH=OFF) ;;
-  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVOLCACHE_BUILD_FUZZ=ON
+  fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVOLCACHE_BUILD_FUZZ=ON -DVOLCACHE_WERROR=OFF
                                  -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF) ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz] [targets...]" >&2; exit 2 ;;
 esac
