@@ -1,12 +1,12 @@
 #include "api/job_info.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "api/k8s/objects.h"
 #include "api/quantity.h"
@@ -177,24 +177,52 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CounterRow{"Empty_min0", {}, 0, 0, 0, 0, true, true, false},
         CounterRow{"Empty_min1", {}, 1, 0, 0, 0, false, false, true},
-        CounterRow{"ThreePending_min3", {S::kPending, S::kPending, S::kPending}, 3, 0, 0, 3, false, false, true},
+        CounterRow{
+            "ThreePending_min3", {S::kPending, S::kPending, S::kPending}, 3, 0, 0, 3, false, false, true},
         CounterRow{"AllReadyKinds_min5",
                    {S::kAllocated, S::kBinding, S::kBound, S::kRunning, S::kSucceeded},
-                   5, 5, 0, 5, true, true, false},
+                   5,
+                   5,
+                   0,
+                   5,
+                   true,
+                   true,
+                   false},
         CounterRow{"AllReadyKinds_min6",
                    {S::kAllocated, S::kBinding, S::kBound, S::kRunning, S::kSucceeded},
-                   6, 5, 0, 5, false, false, true},
-        CounterRow{"Pipelined_min2", {S::kRunning, S::kPipelined, S::kPending}, 2, 1, 1, 3, false, true, false},
-        CounterRow{"Pipelined_min3", {S::kRunning, S::kPipelined, S::kPending}, 3, 1, 1, 3, false, false, true},
-        CounterRow{"Pipelined_min1", {S::kRunning, S::kPipelined, S::kPending}, 1, 1, 1, 3, true, true, false},
+                   6,
+                   5,
+                   0,
+                   5,
+                   false,
+                   false,
+                   true},
+        CounterRow{
+            "Pipelined_min2", {S::kRunning, S::kPipelined, S::kPending}, 2, 1, 1, 3, false, true, false},
+        CounterRow{
+            "Pipelined_min3", {S::kRunning, S::kPipelined, S::kPending}, 3, 1, 1, 3, false, false, true},
+        CounterRow{
+            "Pipelined_min1", {S::kRunning, S::kPipelined, S::kPending}, 1, 1, 1, 3, true, true, false},
         // Releasing, Failed and Unknown tasks are neither ready nor valid.
         CounterRow{"NotValid_min1", {S::kReleasing, S::kFailed, S::kUnknown}, 1, 0, 0, 0, false, false, true},
         CounterRow{"Mixed_min4",
                    {S::kRunning, S::kRunning, S::kReleasing, S::kFailed, S::kPipelined, S::kPending},
-                   4, 2, 1, 4, false, false, true},
+                   4,
+                   2,
+                   1,
+                   4,
+                   false,
+                   false,
+                   true},
         CounterRow{"Mixed_min3",
                    {S::kRunning, S::kRunning, S::kReleasing, S::kFailed, S::kPipelined, S::kPending},
-                   3, 2, 1, 4, false, true, false}),
+                   3,
+                   2,
+                   1,
+                   4,
+                   false,
+                   true,
+                   false}),
     [](const ::testing::TestParamInfo<CounterRow>& info) { return info.param.name; });
 
 TEST(JobInfoTest, PendingBestEffortTasksCountTowardsReadiness) {
@@ -220,8 +248,8 @@ TEST(JobInfoTest, AllocatedAndTotalRequestFollowEveryOperation) {
   JobInfo job("ns/pg");
   ASSERT_TRUE(job.AddTask(MakeTask("a", S::kPending, RL({{"cpu", "1"}, {"memory", "1Gi"}}))).ok());
   ASSERT_TRUE(job.AddTask(MakeTask("b", S::kRunning, RL({{"cpu", "2"}, {"memory", "2Gi"}}))).ok());
-  ASSERT_TRUE(job.AddTask(
-                     MakeTask("c", S::kBinding, RL({{"cpu", "500m"}, {"memory", "512Mi"}, {"nvidia.com/gpu", "1"}})))
+  ASSERT_TRUE(job.AddTask(MakeTask("c", S::kBinding,
+                                   RL({{"cpu", "500m"}, {"memory", "512Mi"}, {"nvidia.com/gpu", "1"}})))
                   .ok());
   ASSERT_TRUE(job.AddTask(MakeTask("d", S::kPipelined, RL({{"cpu", "4"}}))).ok());
   EXPECT_EQ(job.total_request().milli_cpu(), 7500);
@@ -263,7 +291,8 @@ TEST(JobInfoTest, AllocatedAndTotalRequestFollowEveryOperation) {
   for (const char* uid : {"uid-a", "uid-b", "uid-d"}) ASSERT_TRUE(job.DeleteTask(uid).ok()) << uid;
   EXPECT_TRUE(job.tasks().empty());
   EXPECT_TRUE(job.allocated().Equal(Resource(), DimensionDefault::kZero)) << job.allocated().ToString();
-  EXPECT_TRUE(job.total_request().Equal(Resource(), DimensionDefault::kZero)) << job.total_request().ToString();
+  EXPECT_TRUE(job.total_request().Equal(Resource(), DimensionDefault::kZero))
+      << job.total_request().ToString();
   for (int i = 0; i < kTaskStatusCount; ++i) EXPECT_EQ(job.CountWithStatus(TaskStatusFromIndex(i)), 0u);
 }
 
@@ -323,7 +352,8 @@ TEST(JobInfoTest, FitErrorMatchesVolcanoText) {
 
   // Sorted as strings, not numbers: "10 Pending" < "3 minAvailable".
   std::vector<TaskStatus> ten(10, S::kPending);
-  EXPECT_EQ(MakeJob(3, ten).FitError(), "pod group is not ready, 10 Pending, 3 minAvailable; Pending: 10 Undetermined");
+  EXPECT_EQ(MakeJob(3, ten).FitError(),
+            "pod group is not ready, 10 Pending, 3 minAvailable; Pending: 10 Undetermined");
 
   // Recorded reasons; tasks without one are Undetermined.
   JobInfo job = MakeJob(4, {S::kRunning, S::kRunning, S::kPending, S::kPending, S::kPending, S::kPipelined});

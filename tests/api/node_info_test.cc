@@ -1,14 +1,14 @@
 #include "api/node_info.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "api/k8s/objects.h"
 #include "api/quantity.h"
@@ -19,8 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::UnorderedElementsAre;
 using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kMi = 1024 * 1024;
 constexpr int64_t kGi = 1024 * kMi;
@@ -91,7 +91,8 @@ TaskInfo MakeTask(const TaskSpec& spec) {
 }
 
 TaskInfo CpuTask(std::string name, TaskStatus status, std::string cpu, std::string memory = "1Gi") {
-  return MakeTask({.name = std::move(name), .status = status, .requests = RL({{"cpu", cpu}, {"memory", memory}})});
+  return MakeTask(
+      {.name = std::move(name), .status = status, .requests = RL({{"cpu", cpu}, {"memory", memory}})});
 }
 
 // Everything observable about a node's accounting, for "unchanged on error" checks.
@@ -199,21 +200,20 @@ TEST_P(NodeAccountingTest, AddThenRemoveByStatus) {
   EXPECT_EQ(n.generation(), empty.generation + 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryStatus, NodeAccountingTest,
-    ::testing::Values(AccountingRow{TaskStatus::kPending, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kAllocated, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kPipelined, 8000, 0, 0, 1500, 0},
-                      AccountingRow{TaskStatus::kBinding, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kBound, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kRunning, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kReleasing, 6500, 1500, 1500, 0, 1500},
-                      AccountingRow{TaskStatus::kSucceeded, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kFailed, 6500, 1500, 0, 0, 1500},
-                      AccountingRow{TaskStatus::kUnknown, 6500, 1500, 0, 0, 1500}),
-    [](const ::testing::TestParamInfo<AccountingRow>& info) {
-      return std::string(TaskStatusName(info.param.status));
-    });
+INSTANTIATE_TEST_SUITE_P(EveryStatus, NodeAccountingTest,
+                         ::testing::Values(AccountingRow{TaskStatus::kPending, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kAllocated, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kPipelined, 8000, 0, 0, 1500, 0},
+                                           AccountingRow{TaskStatus::kBinding, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kBound, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kRunning, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kReleasing, 6500, 1500, 1500, 0, 1500},
+                                           AccountingRow{TaskStatus::kSucceeded, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kFailed, 6500, 1500, 0, 0, 1500},
+                                           AccountingRow{TaskStatus::kUnknown, 6500, 1500, 0, 0, 1500}),
+                         [](const ::testing::TestParamInfo<AccountingRow>& info) {
+                           return std::string(TaskStatusName(info.param.status));
+                         });
 
 // ------------------------------------------------------------------ Binding fit
 
@@ -333,8 +333,8 @@ TEST(NodeInfoTest, SetNodeWithChangedAllocatableRecomputes) {
   ASSERT_TRUE(n.AddTask(CpuTask("c", TaskStatus::kPipelined, "3", "2Gi")).ok());
   const uint64_t gen = n.generation();
 
-  k8s::Node bigger = MakeNode("n1", RL({{"cpu", "16"}, {"memory", "32Gi"}, {"pods", "250"},
-                                        {"nvidia.com/gpu", "2"}}));
+  k8s::Node bigger =
+      MakeNode("n1", RL({{"cpu", "16"}, {"memory", "32Gi"}, {"pods", "250"}, {"nvidia.com/gpu", "2"}}));
   bigger.status.capacity = RL({{"cpu", "17"}, {"memory", "33Gi"}, {"pods", "250"}, {"nvidia.com/gpu", "2"}});
   ASSERT_TRUE(n.SetNode(NodePtrOf(bigger)).ok());
   EXPECT_EQ(n.generation(), gen + 1);
@@ -352,7 +352,8 @@ TEST(NodeInfoTest, SetNodeWithChangedAllocatableRecomputes) {
   EXPECT_EQ(n.FutureIdle().milli_cpu(), 13000 + 1000 - 3000);
 
   // Smaller again: the same tasks, a tighter node.
-  ASSERT_TRUE(n.SetNode(NodePtrOf(MakeNode("n1", RL({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})))).ok());
+  ASSERT_TRUE(
+      n.SetNode(NodePtrOf(MakeNode("n1", RL({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})))).ok());
   EXPECT_EQ(n.idle().milli_cpu(), 1000);
   EXPECT_EQ(n.idle().memory(), 3 * kGi);
   EXPECT_EQ(n.idle().Get("nvidia.com/gpu"), 0);
@@ -406,7 +407,8 @@ TEST(NodeInfoTest, ReadinessFollowsTheReadyCondition) {
 TEST(NodeInfoTest, SetNodeReadsRevocableZoneAndImages) {
   k8s::Node node = MakeNode("n1", DefaultAllocatable());
   node.metadata.labels[std::string(kRevocableZoneLabel)] = "rz1";
-  node.status.images.push_back(k8s::ContainerImage{{"nginx:1.25", "docker.io/library/nginx@sha256:abc"}, 70000000});
+  node.status.images.push_back(
+      k8s::ContainerImage{{"nginx:1.25", "docker.io/library/nginx@sha256:abc"}, 70000000});
   node.status.images.push_back(k8s::ContainerImage{{"busybox:1.36"}, 4000000});
   Result<NodeInfo> n = NodeInfo::FromNode(NodePtrOf(node));
   ASSERT_TRUE(n.ok());
@@ -529,7 +531,8 @@ TEST(NodeInfoTest, RemoveUnknownIsNotFound) {
 TEST(NodeInfoTest, TaskOnADifferentNodeIsRefused) {
   NodeInfo n = ReadyNode();
   const Dump before = DumpOf(n);
-  TaskInfo t = MakeTask({.name = "x", .status = TaskStatus::kRunning, .requests = RL({{"cpu", "1"}}), .node = "n2"});
+  TaskInfo t =
+      MakeTask({.name = "x", .status = TaskStatus::kRunning, .requests = RL({{"cpu", "1"}}), .node = "n2"});
   Status st = n.AddTask(t);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(st.message(), HasSubstr("ns/x"));
@@ -537,7 +540,8 @@ TEST(NodeInfoTest, TaskOnADifferentNodeIsRefused) {
   ExpectUnchanged(before, n);
 
   // A task that names no node yet (e.g. just allocated in a session) is accepted.
-  TaskInfo unplaced = MakeTask({.name = "y", .status = TaskStatus::kAllocated, .requests = RL({{"cpu", "1"}}), .node = ""});
+  TaskInfo unplaced =
+      MakeTask({.name = "y", .status = TaskStatus::kAllocated, .requests = RL({{"cpu", "1"}}), .node = ""});
   ASSERT_TRUE(n.AddTask(unplaced).ok());
 
   const Dump with_y = DumpOf(n);
@@ -598,12 +602,13 @@ TEST(NodeInfoTest, KubeSchedulerAggregates) {
                          .requests = RL({{"cpu", "1"}}),
                          .ports = {k8s::ContainerPort{8080, 80, "TCP", ""}},
                          .pvcs = {"data"}});
-  TaskInfo b = MakeTask({.name = "b",
-                         .status = TaskStatus::kBound,
-                         .requests = {},
-                         .ports = {k8s::ContainerPort{8080, 80, "TCP", ""}, k8s::ContainerPort{8443, 443, "TCP", "10.0.0.1"}},
-                         .pvcs = {"data", "cache"},
-                         .affinity = true});
+  TaskInfo b = MakeTask(
+      {.name = "b",
+       .status = TaskStatus::kBound,
+       .requests = {},
+       .ports = {k8s::ContainerPort{8080, 80, "TCP", ""}, k8s::ContainerPort{8443, 443, "TCP", "10.0.0.1"}},
+       .pvcs = {"data", "cache"},
+       .affinity = true});
   TaskInfo c = MakeTask({.name = "c",
                          .status = TaskStatus::kReleasing,
                          .requests = RL({{"memory", "1Gi"}}),

@@ -1,12 +1,12 @@
 #include "api/queue_info.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "api/k8s/objects.h"
 #include "api/quantity.h"
@@ -84,7 +84,7 @@ TEST(QueueInfoTest, DefaultsForAMinimalQueue) {
   EXPECT_TRUE(info.deserved.IsEmpty());
   EXPECT_TRUE(info.guarantee.IsEmpty());
   EXPECT_TRUE(info.allocated.IsEmpty());
-  EXPECT_TRUE(info.reclaimable);  // absent means reclaimable
+  EXPECT_TRUE(info.reclaimable);             // absent means reclaimable
   EXPECT_EQ(info.state, QueueState::kOpen);  // no controller has written a state yet
   EXPECT_EQ(info.parent, "root");
   EXPECT_EQ(info.hierarchy, "");
@@ -101,10 +101,10 @@ TEST(QueueInfoTest, StateFromStatus) {
     std::string state;
     QueueState want;
   };
-  for (const Row& row : {Row{"", QueueState::kOpen}, Row{"Open", QueueState::kOpen},
-                         Row{"Closed", QueueState::kClosed}, Row{"Closing", QueueState::kClosing},
-                         Row{"Unknown", QueueState::kUnknown}, Row{"open", QueueState::kUnknown},
-                         Row{"Draining", QueueState::kUnknown}}) {
+  for (const Row& row :
+       {Row{"", QueueState::kOpen}, Row{"Open", QueueState::kOpen}, Row{"Closed", QueueState::kClosed},
+        Row{"Closing", QueueState::kClosing}, Row{"Unknown", QueueState::kUnknown},
+        Row{"open", QueueState::kUnknown}, Row{"Draining", QueueState::kUnknown}}) {
     SCOPED_TRACE(row.state);
     auto q = MakeQueue("q");
     q->status.state = row.state;
@@ -141,7 +141,8 @@ TEST(QueueInfoTest, InvalidQuantityNamesQueueAndField) {
   const std::vector<Row> rows = {
       {"spec.capability", [](k8s::Queue& q, k8s::ResourceList l) { q.spec.capability = std::move(l); }},
       {"spec.deserved", [](k8s::Queue& q, k8s::ResourceList l) { q.spec.deserved = std::move(l); }},
-      {"spec.guarantee.resource", [](k8s::Queue& q, k8s::ResourceList l) { q.spec.guarantee = std::move(l); }},
+      {"spec.guarantee.resource",
+       [](k8s::Queue& q, k8s::ResourceList l) { q.spec.guarantee = std::move(l); }},
       {"status.allocated", [](k8s::Queue& q, k8s::ResourceList l) { q.status.allocated = std::move(l); }},
   };
   for (const Row& row : rows) {

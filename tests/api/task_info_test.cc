@@ -1,13 +1,13 @@
 #include "api/task_info.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "api/k8s/objects.h"
 #include "api/quantity.h"
@@ -87,10 +87,11 @@ TEST(PodRequestTest, InitContainerPeakIsMaxedPerDimension) {
   k8s::Pod pod = MakePod("default", "init");
   pod.spec.init_containers.push_back(MakeContainer("i1", RL({{"cpu", "2"}, {"memory", "1Gi"}})));
   pod.spec.init_containers.push_back(MakeContainer("i2", RL({{"cpu", "1"}, {"nvidia.com/gpu", "2"}})));
-  pod.spec.containers.push_back(MakeContainer("c", RL({{"cpu", "500m"}, {"memory", "2Gi"}, {"nvidia.com/gpu", "1"}})));
+  pod.spec.containers.push_back(
+      MakeContainer("c", RL({{"cpu", "500m"}, {"memory", "2Gi"}, {"nvidia.com/gpu", "1"}})));
   Resource r = RequestOf(pod);
-  EXPECT_EQ(r.milli_cpu(), 2000);   // init i1
-  EXPECT_EQ(r.memory(), 2 * kGi);   // regular
+  EXPECT_EQ(r.milli_cpu(), 2000);            // init i1
+  EXPECT_EQ(r.memory(), 2 * kGi);            // regular
   EXPECT_EQ(r.Get("nvidia.com/gpu"), 2000);  // init i2
   EXPECT_EQ(r.Get("pods"), 1);
 }
@@ -98,9 +99,11 @@ TEST(PodRequestTest, InitContainerPeakIsMaxedPerDimension) {
 TEST(PodRequestTest, SidecarsAddToLaterInitContainersAndRegularOnesPlusOverhead) {
   k8s::Pod pod = MakePod("default", "sidecars");
   // s1 (sidecar), i1, s2 (sidecar), i2; then regular c.
-  pod.spec.init_containers.push_back(MakeContainer("s1", RL({{"cpu", "100m"}, {"memory", "64Mi"}}), "Always"));
+  pod.spec.init_containers.push_back(
+      MakeContainer("s1", RL({{"cpu", "100m"}, {"memory", "64Mi"}}), "Always"));
   pod.spec.init_containers.push_back(MakeContainer("i1", RL({{"cpu", "1"}, {"memory", "128Mi"}})));
-  pod.spec.init_containers.push_back(MakeContainer("s2", RL({{"cpu", "200m"}, {"memory", "256Mi"}}), "Always"));
+  pod.spec.init_containers.push_back(
+      MakeContainer("s2", RL({{"cpu", "200m"}, {"memory", "256Mi"}}), "Always"));
   pod.spec.init_containers.push_back(MakeContainer("i2", RL({{"cpu", "500m"}, {"memory", "1Gi"}})));
   pod.spec.containers.push_back(MakeContainer("c", RL({{"cpu", "300m"}, {"memory", "100Mi"}})));
 

@@ -1,10 +1,10 @@
 #include "api/task_status.h"
 
-#include <optional>
-#include <string>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
 
 #include "api/k8s/objects.h"
 
@@ -31,31 +31,30 @@ TEST_P(TaskStatusFromPodTest, FollowsTheSpecTable) {
   EXPECT_EQ(TaskStatusFromPod(pod), row.want) << "got " << TaskStatusName(TaskStatusFromPod(pod));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllRows, TaskStatusFromPodTest,
-    ::testing::Values(
-        // Running
-        StatusRow{"Running", true, "n1", TaskStatus::kReleasing},
-        StatusRow{"Running", true, "", TaskStatus::kReleasing},
-        StatusRow{"Running", false, "n1", TaskStatus::kRunning},
-        StatusRow{"Running", false, "", TaskStatus::kRunning},
-        // Pending
-        StatusRow{"Pending", true, "", TaskStatus::kReleasing},
-        StatusRow{"Pending", true, "n1", TaskStatus::kReleasing},
-        StatusRow{"Pending", false, "", TaskStatus::kPending},
-        StatusRow{"Pending", false, "n1", TaskStatus::kBound},
-        // Terminal and unknown phases keep their name, deletion or not.
-        StatusRow{"Succeeded", false, "n1", TaskStatus::kSucceeded},
-        StatusRow{"Succeeded", true, "n1", TaskStatus::kSucceeded},
-        StatusRow{"Failed", false, "n1", TaskStatus::kFailed},
-        StatusRow{"Failed", true, "", TaskStatus::kFailed},
-        StatusRow{"Unknown", false, "n1", TaskStatus::kUnknown},
-        StatusRow{"Unknown", true, "", TaskStatus::kUnknown},
-        // Anything else.
-        StatusRow{"", false, "", TaskStatus::kUnknown},
-        StatusRow{"", false, "n1", TaskStatus::kUnknown},
-        StatusRow{"running", false, "n1", TaskStatus::kUnknown},
-        StatusRow{"Terminating", true, "n1", TaskStatus::kUnknown}));
+INSTANTIATE_TEST_SUITE_P(AllRows, TaskStatusFromPodTest,
+                         ::testing::Values(
+                             // Running
+                             StatusRow{"Running", true, "n1", TaskStatus::kReleasing},
+                             StatusRow{"Running", true, "", TaskStatus::kReleasing},
+                             StatusRow{"Running", false, "n1", TaskStatus::kRunning},
+                             StatusRow{"Running", false, "", TaskStatus::kRunning},
+                             // Pending
+                             StatusRow{"Pending", true, "", TaskStatus::kReleasing},
+                             StatusRow{"Pending", true, "n1", TaskStatus::kReleasing},
+                             StatusRow{"Pending", false, "", TaskStatus::kPending},
+                             StatusRow{"Pending", false, "n1", TaskStatus::kBound},
+                             // Terminal and unknown phases keep their name, deletion or not.
+                             StatusRow{"Succeeded", false, "n1", TaskStatus::kSucceeded},
+                             StatusRow{"Succeeded", true, "n1", TaskStatus::kSucceeded},
+                             StatusRow{"Failed", false, "n1", TaskStatus::kFailed},
+                             StatusRow{"Failed", true, "", TaskStatus::kFailed},
+                             StatusRow{"Unknown", false, "n1", TaskStatus::kUnknown},
+                             StatusRow{"Unknown", true, "", TaskStatus::kUnknown},
+                             // Anything else.
+                             StatusRow{"", false, "", TaskStatus::kUnknown},
+                             StatusRow{"", false, "n1", TaskStatus::kUnknown},
+                             StatusRow{"running", false, "n1", TaskStatus::kUnknown},
+                             StatusRow{"Terminating", true, "n1", TaskStatus::kUnknown}));
 
 TEST(TaskStatusTest, NamesIndicesAndValuesMatchVolcano) {
   struct Row {
@@ -96,8 +95,8 @@ TEST(TaskStatusTest, AllocatedAndTerminatedSets) {
   for (int i = 0; i < kTaskStatusCount; ++i) {
     const TaskStatus s = TaskStatusFromIndex(i);
     SCOPED_TRACE(std::string(TaskStatusName(s)));
-    const bool allocated = s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
-                           s == TaskStatus::kRunning;
+    const bool allocated = s == TaskStatus::kAllocated || s == TaskStatus::kBinding ||
+                           s == TaskStatus::kBound || s == TaskStatus::kRunning;
     EXPECT_EQ(IsAllocatedStatus(s), allocated);
     EXPECT_EQ(IsTerminatedStatus(s), s == TaskStatus::kSucceeded || s == TaskStatus::kFailed);
   }
