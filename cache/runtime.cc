@@ -144,9 +144,15 @@ struct CacheRuntime::Impl {
               if constexpr (std::is_same_v<T, PodConditionWrite>) {
                 return cur.pod == done.pod && cur.condition.reason == done.condition.reason &&
                        cur.condition.message == done.condition.message;
-              } else {
+              } else if constexpr (std::is_same_v<T, k8s::PodGroup>) {
                 return cur.metadata.resource_version == done.metadata.resource_version &&
                        cur.status.phase == done.status.phase;
+              } else {
+                return cur.metadata.resource_version == done.metadata.resource_version &&
+                       cur.status.state == done.status.state &&
+                       cur.status.pending == done.status.pending &&
+                       cur.status.running == done.status.running &&
+                       cur.status.inqueue == done.status.inqueue;
               }
             },
             it->second);
