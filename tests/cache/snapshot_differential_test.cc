@@ -8,16 +8,20 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/cluster_info.h"
@@ -35,9 +39,11 @@ using testing::RandomCluster;
 using testing::RandomClusterOptions;
 using testing::RandomStep;
 
-// 4 seeds x 2,000 steps per run (each step compares two snapshots).
+// 4 seeds x 2,000 steps per run (each step compares two snapshots); fewer in Debug and
+// sanitizer builds, where every comparison (a few full dumps) costs milliseconds.
 constexpr uint64_t kSeeds[] = {0xd1ff0001, 0xd1ff0002, 0xd1ff0003, 0xd1ff0004};
-constexpr int kStepsPerSeed = 2000;
+constexpr bool kSlow = testing::kInstrumentedBuild;
+constexpr int kStepsPerSeed = kSlow ? 750 : 2000;
 
 std::vector<uint64_t> Seeds() {
   if (const char* env = std::getenv("VOLCACHE_RANDOM_SEED"); env && *env) {
@@ -130,6 +136,78 @@ std::string Diff(const ClusterInfo& got, const ClusterInfo& want) {
       return "queue " + name + " differs";
     }
   }
+  return "";
+}
+
+// What SPEC §3 says a snapshot holds, checked on the snapshot alone.
+std::string CheckSnapshotRules(const ClusterInfo& snap) {
+  Resource total;
+  std::unordered_set<std::string> revocable;
+  for (const auto& [name, n] : snap.nodes()) {
+    if (!n->Ready()) return "node " + name + " is not Ready";
+    if (n->name() != name) return "node " + name + " holds " + n->name();
+    total.Add(n->allocatable());
+    if (!n->revocable_zone().empty()) revocable.insert(name);
+  }
+  if (!(total == snap.total_allocatable())) return "total_allocatable is not the sum of the nodes' allocatable";
+  if (revocable != snap.revocable_nodes()) return "revocable nodes are not the Ready nodes with a revocable zone";
+  std::vector<std::string> listed = snap.node_list();
+  std::sort(listed.begin(), listed.end());
+  std::vector<std::string> names;
+  for (const auto& [name, _] : snap.nodes()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  if (listed != names) return "node_list is not a permutation of the nodes";
+  for (const auto& [id, j] : snap.jobs()) {
+    if (!j->pod_group()) return "job " + id + " has no PodGroup";
+    if (!snap.queues.count(j->queue())) return "job " + id + " is in unknown queue " + j->queue();
+    const std::string& pc = j->pod_group()->spec.priority_class_name;
+    auto it = snap.priority_classes.find(pc);
+    int32_t want = !pc.empty() && it != snap.priority_classes.end() ? it->second : snap.default_priority;
+    if (j->priority() != want) {
+      return "job " + id + " priority " + std::to_string(j->priority()) + ", its class '" + pc + "' implies " +
+             std::to_string(want);
+    }
+  }
+  return "";
+}
+
+// A fresh snapshot is the cache's own view filtered: every node and job it holds is
+// identical, in the dump, to the cache's; it leaves out exactly the NotReady nodes and the
+// jobs without a known queue (jobs without a PodGroup are checked by CheckSnapshotRules).
+std::string CheckAgainstCacheDump(const ClusterInfo& snap, const SchedulerCache& cache) {
+  nlohmann::json c = nlohmann::json::parse(cache.Dump());
+  nlohmann::json d = nlohmann::json::parse(DumpClusterInfo(snap));
+  std::set<std::string> queues;
+  for (const auto& q : c["queues"]) queues.insert(q["name"].get<std::string>());
+  if (c["queues"] != d["queues"]) return "queues differ from the cache's";
+  std::map<std::string, nlohmann::json> snap_nodes, snap_jobs;
+  for (const auto& n : d["nodes"]) snap_nodes[n["name"].get<std::string>()] = n;
+  for (const auto& j : d["jobs"]) snap_jobs[j["uid"].get<std::string>()] = j;
+  for (const auto& n : c["nodes"]) {
+    const std::string name = n["name"].get<std::string>();
+    auto it = snap_nodes.find(name);
+    if (n["ready"].get<bool>() != (it != snap_nodes.end())) return "node " + name + " Ready/membership mismatch";
+    if (it != snap_nodes.end() && it->second != n) return "node " + name + " differs from the cache's";
+  }
+  for (const auto& j : c["jobs"]) {
+    const std::string id = j["uid"].get<std::string>();
+    auto it = snap_jobs.find(id);
+    if (it == snap_jobs.end()) continue;
+    if (it->second != j) return "job " + id + " differs from the cache's";
+    snap_jobs.erase(it);
+  }
+  if (!snap_jobs.empty()) return "snapshot holds job " + snap_jobs.begin()->first + " the cache does not";
+  for (const auto& j : c["jobs"]) {
+    if (!queues.count(j["queue"].get<std::string>()) && snap.FindJob(j["uid"].get<std::string>())) {
+      return "job in an unknown queue in the snapshot";
+    }
+  }
+  // The cache's node list minus the NotReady nodes, in the same order.
+  std::vector<std::string> want;
+  for (const auto& name : c["nodeList"]) {
+    if (snap_nodes.count(name.get<std::string>())) want.push_back(name.get<std::string>());
+  }
+  if (want != snap.node_list()) return "node_list is not the cache's order restricted to Ready nodes";
   return "";
 }
 
@@ -239,6 +317,10 @@ void RunDifferential(RandomCluster& rc, int steps) {
     std::unique_ptr<ClusterInfo> fresh = cache.Snapshot();
     std::string diff = Diff(*kept, *fresh);
     ASSERT_EQ(diff, "") << "incremental refresh differs from a fresh snapshot";
+    ASSERT_EQ(CheckSnapshotRules(*fresh), "");
+    if (i % (kSlow ? 25 : 10) == 0) {
+      ASSERT_EQ(CheckAgainstCacheDump(*fresh, cache), "");
+    }
 
     if (rc.Chance(0.1)) {
       SchedulerCache::MaterializeSnapshot(kept.get(), 2);
@@ -296,7 +378,7 @@ TEST_F(SnapshotDifferentialTest, TinyRemovalLogStillRefreshesCorrectly) {
   opts.seed = 0x10c;
   opts.removal_log_capacity = 2;
   RandomCluster rc(opts);
-  RunDifferential(rc, Steps(800));
+  RunDifferential(rc, Steps(kSlow ? 400 : 800));
 }
 
 TEST_F(SnapshotDifferentialTest, RemovalLogOverflowFallsBackToFullRebuild) {
@@ -433,7 +515,7 @@ TEST_F(SnapshotDifferentialTest, ParallelMaterializeOfALargerCluster) {
   SchedulerCache& cache = rc.cache();
   std::unique_ptr<ClusterInfo> kept = cache.Snapshot();
   ASSERT_GE(kept->nodes().size() + kept->jobs().size(), 64u);
-  for (int i = 0; i < 150; ++i) {
+  for (int i = 0; i < (kSlow ? 60 : 150); ++i) {
     RandomStep step = rc.Step();
     SCOPED_TRACE("step " + std::to_string(i) + ": " + step.what);
     cache.UpdateSnapshot(kept.get());
@@ -470,7 +552,7 @@ TEST_F(SnapshotDifferentialTest, SnapshotsAreStableWhileEventsApplyConcurrently)
     }
     refreshes.store(1 << 30);  // also releases the event thread if we stopped early
   });
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < (kSlow ? 600 : 1500); ++i) {
     rc.Step();
     if (i % 100 == 0 && !cache.CheckInvariants().ok()) {
       ADD_FAILURE() << cache.CheckInvariants().message();

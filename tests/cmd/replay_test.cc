@@ -175,6 +175,20 @@ TEST_F(ReplayTest, EveryExampleReplaysWithExitZeroAndInvariantsChecked) {
   }
 }
 
+// With --summary the engine checks the final cache against the script's cluster (the
+// comparer): every example ends consistent.
+TEST_F(ReplayTest, EveryExampleEndsConsistentWithItsCluster) {
+  for (const std::string& path : ExampleScripts()) {
+    SCOPED_TRACE(path);
+    ReplayOptions o = Checked();
+    o.summary = true;
+    FileReplay f(path, o);
+    EXPECT_EQ(f.rc, 0);
+    EXPECT_THAT(f.r.err.str(), HasSubstr("invariants: OK\n"));
+    EXPECT_THAT(f.r.err.str(), HasSubstr("compare with cluster: consistent\n"));
+  }
+}
+
 TEST_F(ReplayTest, GangSchedulingExample) {
   FileReplay f(testing::ExamplesDir() + "/gang-scheduling.jsonl");
   ASSERT_EQ(f.rc, 0) << f.r.err.str();
@@ -351,6 +365,14 @@ TEST_F(ReplayTest, RealPodWatchStreamReplaysToAConsistentCache) {
     EXPECT_EQ(r.engine.stats().events, 6);
     EXPECT_EQ(r.engine.stats().refused, 0);
   }
+  // The same stream through Run() with the summary: consistent with the watched cluster.
+  ReplayOptions o = Checked("volcano");
+  o.summary = true;
+  FileReplay f(path, o);
+  EXPECT_EQ(f.rc, 0);
+  EXPECT_THAT(f.r.err.str(), HasSubstr("replayed 6 lines"));
+  EXPECT_THAT(f.r.err.str(), HasSubstr("invariants: OK\n"));
+  EXPECT_THAT(f.r.err.str(), HasSubstr("compare with cluster: consistent\n"));
 }
 
 // ---------------------------------------------------------------- malformed lines: exit 2

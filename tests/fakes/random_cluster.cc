@@ -404,9 +404,12 @@ RandomStep RandomCluster::UpdatePod() {
   PodDesc d = entry->second;
   d.rv = next_rv_++;
   static constexpr const char* kPhases[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
-  switch (Uniform(8)) {
+  switch (Uniform(9)) {
     case 0:
       d.phase = kPhases[Uniform(std::size(kPhases))];
+      break;
+    case 8:
+      d.uid = "uid-" + std::to_string(next_uid_++);  // re-created under the same name, delete missed
       break;
     case 1:
       d.deleting = true;

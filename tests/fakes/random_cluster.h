@@ -33,6 +33,20 @@
 
 namespace volcache::testing {
 
+// True in Debug and sanitizer builds: tests that check every step scale their most
+// expensive checks (full dumps) down there to keep the suite's run time reasonable.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG)
+inline constexpr bool kInstrumentedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kInstrumentedBuild = true;
+#else
+inline constexpr bool kInstrumentedBuild = false;
+#endif
+#else
+inline constexpr bool kInstrumentedBuild = false;
+#endif
+
 struct RandomClusterOptions {
   uint64_t seed = 1;
   // Names of nodes that get Node objects ("node-0"...); two more names ("ghost-0/1") only
