@@ -84,8 +84,8 @@ struct CacheRuntime::Impl {
   std::unique_ptr<Executor> dispatch;
   std::unique_ptr<Outcomes> outcomes;
   std::unique_ptr<BindFlow> flow;
+  std::unique_ptr<WorkQueue> status_queue;  // before its workers: destroyed after them
   std::unique_ptr<QueueWorkers> node_workers, resync_workers, cleanup_workers, status_workers;
-  std::unique_ptr<WorkQueue> status_queue;
 
   mutable std::mutex mu;  // guards everything below
   std::map<std::string, StatusWrite> pending_writes;     // latest desired write per object
@@ -262,7 +262,17 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
       [this](const std::string& k) { return impl_->ProcessWrite(k); }, always);
 }
 
-CacheRuntime::~CacheRuntime() { Stop(); }
+CacheRuntime::~CacheRuntime() {
+  Stop();
+  // The workers watch the cache's queues and the status queue: they go first.
+  impl_->flow.reset();
+  impl_->status_workers.reset();
+  impl_->cleanup_workers.reset();
+  impl_->resync_workers.reset();
+  impl_->node_workers.reset();
+  impl_->dispatch.reset();
+  impl_.reset();
+}
 
 void CacheRuntime::Run() {
   {

@@ -1,0 +1,309 @@
+// CacheRuntime: the decision pipelines end to end — bind flow with outcomes, eviction,
+// status writes, lifecycle — deterministically (inline execution, FakeClock) and under
+// fault injection with real threads.
+#include "cache/runtime.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/fakes/cluster_builders.h"
+#include "tests/fakes/fake_pipelines.h"
+
+namespace volcache {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::BindFault;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PodGroupBuilder;
+
+struct Rig {
+  explicit Rig(bool inline_exec = true, uint64_t seed = 1) : binder(&source, seed) {
+    RuntimeOptions o;
+    o.inline_execution = inline_exec;
+    o.node_worker_threads = 2;
+    o.dispatch_threads = 2;
+    rt = std::make_unique<CacheRuntime>(o, inline_exec ? std::shared_ptr<Clock>(clock) : RealClock::Instance(),
+                                        &source, &binder, &evictor, &status, &recorder);
+  }
+  void AddNode(const std::string& name, const char* cpu = "8", const char* memory = "32Gi",
+               const char* pods = "110") {
+    auto n = NodeBuilder(name).Allocatable(cpu, memory, pods).Ptr();
+    source.PutNode(n);
+    rt->cache().AddNode(*n);
+  }
+  void AddPod(const PodBuilder& b) {
+    auto p = b.Ptr();
+    source.PutPod(p);
+    ASSERT_TRUE(rt->cache().AddPod(p).ok());
+  }
+  // What the watch delivers after the cluster changed a pod.
+  void DeliverFromSource(const std::string& ns, const std::string& name) {
+    auto p = source.GetPod(ns, name);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(rt->cache().UpdatePod(nullptr, *p).ok());
+  }
+  nlohmann::json Task(const std::string& job, const std::string& name) {
+    auto d = nlohmann::json::parse(rt->cache().Dump());
+    for (auto& j : d["jobs"])
+      if (j["uid"] == job)
+        for (auto& t : j["tasks"])
+          if (t["name"] == name) return t;
+    return nullptr;
+  }
+
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder;
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  std::unique_ptr<CacheRuntime> rt;
+};
+
+void GangOf(Rig& r, const std::string& group, int n, const char* cpu = "1") {
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", group).MinMember(n).Ptr()).ok());
+  for (int i = 0; i < n; ++i) r.AddPod(PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request(cpu, "1Gi"));
+}
+
+TEST(CacheRuntimeTest, BindIsDispatchedAtTheTwentyMillisecondTickAndFinishes) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->MarkInitialListsApplied();
+  ASSERT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(5)).ok());
+  GangOf(r, "job", 2);
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  ASSERT_TRUE(r.rt->Bind("ns/job-1", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(19));
+  EXPECT_EQ(r.binder.calls(), 0);
+  EXPECT_EQ(r.Task("ns/job", "job-0")["status"], "Binding");
+  r.clock->Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(r.binder.calls(), 2);  // default BATCH_BIND_NUM 1: one Bind call per task
+  EXPECT_EQ(r.rt->counters().binds_succeeded, 2u);
+  // Still assumed until the watch confirms it.
+  EXPECT_TRUE(r.rt->cache().IsAssumed("ns/job-0"));
+  r.DeliverFromSource("ns", "job-0");
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/job-0"));
+  EXPECT_EQ(r.Task("ns/job", "job-0")["status"], "Bound");
+  EXPECT_EQ(r.Task("ns/job", "job-0")["node"], "n1");
+  bool scheduled_event = false;
+  for (const auto& e : r.recorder.events()) scheduled_event |= e.reason == "Scheduled" && e.object.name == "job-0";
+  EXPECT_TRUE(scheduled_event);
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+TEST(CacheRuntimeTest, FailedBindForgetsWritesSchedulerErrorAndResyncs) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  GangOf(r, "job", 1, "2");
+  r.binder.Script("ns/job-0", BindFault::kError);
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  EXPECT_EQ(r.rt->counters().binds_failed, 1u);
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/job-0"));
+  EXPECT_EQ(r.Task("ns/job", "job-0")["status"], "Pending");
+  auto dump = nlohmann::json::parse(r.rt->cache().Dump());
+  EXPECT_EQ(dump["nodes"][0]["used"], nlohmann::json::object());  // released
+  auto conds = r.status.pod_conditions();
+  ASSERT_EQ(conds.size(), 1u);
+  EXPECT_EQ(conds[0].first, "ns/job-0");
+  EXPECT_EQ(conds[0].second.type, "PodScheduled");
+  EXPECT_EQ(conds[0].second.status, "False");
+  EXPECT_EQ(conds[0].second.reason, "SchedulerError");
+  EXPECT_THAT(conds[0].second.message, HasSubstr("injected"));
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+TEST(CacheRuntimeTest, AlreadyBoundAnswerIsRepairedByTheResync) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  GangOf(r, "job", 1);
+  r.binder.Script("ns/job-0", BindFault::kAlreadyBound);  // the bind did happen
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  // Forgotten, then the resync read the pod from the cluster: it is bound to n1.
+  EXPECT_EQ(r.Task("ns/job", "job-0")["status"], "Bound");
+  EXPECT_EQ(r.Task("ns/job", "job-0")["node"], "n1");
+  EXPECT_EQ(r.binder.effective_binds()["ns/job-0"], 1);
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+class RefusingHandler final : public BindContextHandler {
+ public:
+  std::string_view Name() const override { return "refuser"; }
+  Status SetupBindContextExtension(const void*, BindContext&) override {
+    return Status::FailedPrecondition("no device");
+  }
+};
+
+TEST(CacheRuntimeTest, RefusedBindLeavesTheCacheUnchanged) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1", "1");
+  r.rt->RunDueWorkInline();
+  GangOf(r, "job", 1, "2");
+  const std::string before = r.rt->cache().Dump();
+  Status s = r.rt->Bind("ns/job-0", "n1");  // does not fit
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("cpu"));
+  EXPECT_EQ(r.rt->cache().Dump(), before);
+  r.rt->RegisterBindContextHandler(std::make_shared<RefusingHandler>());
+  s = r.rt->Bind("ns/job-0", "n1");
+  EXPECT_THAT(s.message(), HasSubstr("refuser"));
+  EXPECT_EQ(r.rt->cache().Dump(), before);
+  EXPECT_EQ(r.binder.calls(), 0);
+}
+
+TEST(CacheRuntimeTest, EvictionRunsTheEvictorAndResyncsOnFailure) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "job").MinMember(1).Ptr()).ok());
+  r.AddPod(PodBuilder("ns", "a").Group("job").Request("1", "1Gi").NodeName("n1").Phase("Running"));
+  r.AddPod(PodBuilder("ns", "b").Group("job").Request("1", "1Gi").NodeName("n1").Phase("Running"));
+  ASSERT_TRUE(r.rt->Evict("ns/a", "reclaim").ok());
+  EXPECT_EQ(r.evictor.evicted(), std::vector<std::string>{"ns/a"});
+  EXPECT_EQ(r.Task("ns/job", "a")["status"], "Releasing");
+  bool evict_event = false;
+  for (const auto& e : r.recorder.events()) evict_event |= e.reason == "Evict" && e.object.kind == "PodGroup";
+  EXPECT_TRUE(evict_event);
+  // A failing evictor: the resync restores the task from the cluster (still Running there).
+  r.evictor.FailNext(1);
+  ASSERT_TRUE(r.rt->Evict("ns/b", "reclaim").ok());
+  r.rt->RunDueWorkInline();
+  EXPECT_EQ(r.rt->counters().evictions_failed, 1u);
+  EXPECT_EQ(r.Task("ns/job", "b")["status"], "Running");
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+TEST(CacheRuntimeTest, StatusWritesAreRetriedAndSkippedWhenUnchanged) {
+  Rig r;
+  r.rt->Run();
+  GangOf(r, "job", 3);
+  auto snap = r.rt->cache().Snapshot();
+  ASSERT_NE(snap->FindJob("ns/job"), nullptr);
+  r.status.FailNext(1);
+  r.rt->UpdateJobStatus(*snap->FindJob("ns/job"), "Pending");
+  r.rt->RunDueWorkInline();
+  EXPECT_TRUE(r.status.pod_groups().empty());  // failed once, retried after its backoff
+  r.clock->Advance(std::chrono::milliseconds(10));
+  r.rt->RunDueWorkInline();
+  const auto pod_groups = r.status.pod_groups();  // a copy taken under the fake's lock
+  ASSERT_EQ(pod_groups.size(), 1u);
+  const auto& pg = pod_groups[0];
+  EXPECT_EQ(pg.status.phase, "Pending");
+  ASSERT_FALSE(pg.status.conditions.empty());
+  EXPECT_EQ(pg.status.conditions.back().type, "Unschedulable");
+  EXPECT_THAT(pg.status.conditions.back().message,
+              HasSubstr("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable"));
+  // Queue status: written once, not again while unchanged.
+  QueueInfo q;
+  q.name = "default";
+  q.queue = std::make_shared<k8s::Queue>(testing::QueueBuilder("default").Build());
+  q.allocated = Resource(2000, 0);
+  r.rt->UpdateQueueStatus(q);
+  r.rt->UpdateQueueStatus(q);
+  r.rt->RunDueWorkInline();
+  ASSERT_EQ(r.status.queues().size(), 1u);
+  ASSERT_EQ(r.status.queues()[0].status.allocated.size(), 1u);
+  EXPECT_EQ(r.status.queues()[0].status.allocated[0].second.MilliValue(), 2000);
+}
+
+TEST(CacheRuntimeTest, StopDispatchesQueuedBindsAndRefusesNewOnes) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  GangOf(r, "job", 3);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(r.rt->Bind("ns/job-" + std::to_string(i), "n1").ok());
+  r.rt->Stop();  // before any tick: the queued binds are still dispatched
+  EXPECT_EQ(r.binder.calls(), 3);
+  EXPECT_EQ(r.rt->counters().binds_succeeded, 3u);
+  GangOf(r, "late", 1);
+  const std::string before = r.rt->cache().Dump();
+  EXPECT_EQ(r.rt->Bind("ns/late-0", "n1").code(), StatusCode::kCancelled);
+  EXPECT_EQ(r.rt->cache().Dump(), before);
+}
+
+// Fault injection with real threads: ≥ 10,000 binds, 30 % of them answered with an error,
+// a timeout, a conflict or "already bound". After the system quiesces and the watch has
+// delivered the cluster's pods, every task is either bound exactly once (and the cache
+// agrees) or back in Pending with nothing accounted.
+TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
+  Rig r(/*inline_exec=*/false, /*seed=*/20261121);
+  r.binder.SetRandomFaults(0.3);
+  r.rt->Run();
+  constexpr int kNodes = 20, kJobs = 1000, kPerJob = 10;
+  for (int n = 0; n < kNodes; ++n) r.AddNode("n" + std::to_string(n), "1000", "1Ti", "1000");
+  r.rt->MarkInitialListsApplied();
+  ASSERT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(60)).ok());
+  for (int j = 0; j < kJobs; ++j) GangOf(r, "j" + std::to_string(j), kPerJob, "100m");
+
+  std::atomic<int> accepted{0};
+  auto bind_half = [&](int half) {
+    for (int j = half; j < kJobs; j += 2) {
+      for (int t = 0; t < kPerJob; ++t) {
+        std::string key = "ns/j" + std::to_string(j) + "-" + std::to_string(t);
+        if (r.rt->Bind(key, "n" + std::to_string((j * kPerJob + t) % kNodes)).ok()) ++accepted;
+      }
+    }
+  };
+  std::thread a(bind_half, 0), b(bind_half, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(accepted.load(), kJobs * kPerJob);
+  r.rt->Stop();                   // every queued bind dispatched, every outcome applied
+  r.rt->cache().DrainQueuesOnce();  // resyncs still queued at shutdown
+
+  auto c = r.rt->counters();
+  EXPECT_EQ(c.binds_succeeded + c.binds_failed, static_cast<uint64_t>(kJobs * kPerJob));
+  EXPECT_GT(c.binds_failed, 0u);
+
+  // The watch delivers the cluster's view of every pod that got bound.
+  auto effective = r.binder.effective_binds();
+  for (const auto& [key, n] : effective) {
+    EXPECT_EQ(n, 1) << key << " bound " << n << " times";
+    auto slash = key.find('/');
+    r.DeliverFromSource(key.substr(0, slash), key.substr(slash + 1));
+  }
+  ASSERT_TRUE(r.rt->cache().CheckInvariants().ok()) << r.rt->cache().CheckInvariants().message();
+  auto dump = nlohmann::json::parse(r.rt->cache().Dump());
+  EXPECT_TRUE(dump["assumed"].empty());
+  int64_t bound = 0, pending = 0;
+  for (auto& job : dump["jobs"]) {
+    for (auto& t : job["tasks"]) {
+      const std::string key = "ns/" + t["name"].get<std::string>();
+      auto src = r.source.GetPod("ns", t["name"].get<std::string>());
+      ASSERT_TRUE(src.ok());
+      if (effective.count(key)) {
+        ++bound;
+        EXPECT_EQ(t["status"], "Bound") << key;
+        EXPECT_EQ(t["node"], (*src)->spec.node_name) << key;
+      } else {
+        ++pending;
+        EXPECT_EQ(t["status"], "Pending") << key;
+        EXPECT_EQ(t["node"], "") << key;
+      }
+    }
+  }
+  EXPECT_EQ(bound + pending, kJobs * kPerJob);
+  int64_t used_milli = 0;
+  for (auto& n : dump["nodes"]) used_milli += n["used"].value("cpu", 0);
+  EXPECT_EQ(used_milli, bound * 100);  // no node double-counts a task
+}
+
+}  // namespace
+}  // namespace volcache
