@@ -10,10 +10,12 @@
 #include "api/k8s/decode.h"
 #include "api/k8s/json_fwd.h"
 #include "api/node_info.h"
+#include "binder/binder.h"
 #include "cache/cluster_source.h"
+#include "cache/runtime.h"
 #include "cache/scheduler_cache.h"
+#include "evictor/evictor.h"
 #include "workers/clock.h"
-#include "workers/work_queue.h"
 
 namespace volcache {
 
@@ -39,6 +41,61 @@ std::string StringField(const nlohmann::json& j, const char* name) {
   return Field(j, name, nlohmann::json::value_t::string).get<std::string>();
 }
 
+// The script's binder: answers from `bindResult` lines (oldest first), success otherwise.
+// The cluster's fate of a bound pod is delivered by the script's own watch events.
+class ScriptedBinder final : public Binder {
+ public:
+  explicit ScriptedBinder(std::ostream& err) : err_(err) {}
+  void Script(const std::string& task, bool ok, std::string why) { scripted_[task].emplace_back(ok, std::move(why)); }
+  std::vector<Status> Bind(const std::vector<BindContext*>& batch) override {
+    std::vector<Status> out;
+    out.reserve(batch.size());
+    for (const BindContext* ctx : batch) {
+      const std::string key = ctx->task.key();
+      bool ok = true;
+      std::string why;
+      if (auto it = scripted_.find(key); it != scripted_.end() && !it->second.empty()) {
+        std::tie(ok, why) = it->second.front();
+        it->second.pop_front();
+      }
+      if (ok) {
+        out.push_back(Status::Ok());
+      } else {
+        if (why.empty()) why = "scripted failure";
+        err_ << "bind " << key << " to " << ctx->node_name << " failed: " << why << "\n";
+        out.push_back(Status::Unavailable(why));
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::ostream& err_;
+  std::map<std::string, std::deque<std::pair<bool, std::string>>> scripted_;
+};
+
+// The script's evictor, status writer and event sink: every call succeeds and is counted;
+// what the cluster then does with the pod is the script's business.
+class CountingSinks final : public Evictor, public StatusUpdater, public EventRecorder {
+ public:
+  Status Evict(const k8s::Pod&, const std::string&) override { return Status::Ok(); }
+  Status UpdatePodCondition(const k8s::Pod&, const k8s::PodCondition&) override {
+    ++status_writes;
+    return Status::Ok();
+  }
+  Status UpdatePodGroup(const k8s::PodGroup&) override {
+    ++status_writes;
+    return Status::Ok();
+  }
+  Status UpdateQueueStatus(const k8s::Queue&) override {
+    ++status_writes;
+    return Status::Ok();
+  }
+  void Event(const EventRef&, const std::string&, const std::string&, const std::string&) override { ++events; }
+  int64_t status_writes = 0;
+  int64_t events = 0;
+};
+
 }  // namespace
 
 struct ReplayEngine::State {
@@ -47,65 +104,35 @@ struct ReplayEngine::State {
   std::ostream& err;
   std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
   ObjectStoreSource source;
-  std::unique_ptr<SchedulerCache> cache;
+  ScriptedBinder binder;
+  CountingSinks sinks;
+  std::unique_ptr<CacheRuntime> runtime;
+  SchedulerCache* cache = nullptr;
   ReplayStats stats;
-
-  struct PendingBind {
-    std::string task;
-    std::string node;
-  };
-  std::vector<PendingBind> bind_channel;                  // binds waiting for the next tick
-  std::map<std::string, std::deque<std::pair<bool, std::string>>> scripted;  // task → answers
   int64_t line = 0;
 
-  State(ReplayOptions o, std::ostream& out_, std::ostream& err_) : options(std::move(o)), out(out_), err(err_) {
-    SchedulerCacheOptions co;
-    co.scheduler_name = options.scheduler_name;
-    co.assumed_ttl = std::chrono::milliseconds(options.assumed_ttl_ms);
-    cache = std::make_unique<SchedulerCache>(co, clock, &source);
-    cache->EnsureDefaultQueues();
-    ScheduleBindTick();
-  }
-
-  void ScheduleBindTick() {
-    clock->AfterFunc(kBindTick, [this] {
-      DispatchBinds();
-      ScheduleBindTick();
-    });
-  }
-
-  // The bind-flow tick: every queued bind goes to the scripted binder; success finishes the
-  // binding (the watch will confirm it), failure forgets the task and queues a resync.
-  void DispatchBinds() {
-    std::vector<PendingBind> batch;
-    batch.swap(bind_channel);
-    for (const PendingBind& b : batch) {
-      bool ok = true;
-      std::string why;
-      if (auto it = scripted.find(b.task); it != scripted.end() && !it->second.empty()) {
-        std::tie(ok, why) = it->second.front();
-        it->second.pop_front();
-      }
-      Status s = ok ? cache->FinishBinding(b.task) : cache->ForgetTask(b.task, b.node);
-      if (ok && s.ok()) {
-        ++stats.binds_ok;
-      } else if (!ok) {
-        ++stats.binds_failed;
-        err << "bind " << b.task << " to " << b.node << " failed: " << (why.empty() ? "scripted failure" : why)
-            << "\n";
-      }
-      if (!s.ok()) err << "bind " << b.task << ": " << s.message() << "\n";
-    }
+  State(ReplayOptions o, std::ostream& out_, std::ostream& err_)
+      : options(std::move(o)), out(out_), err(err_), binder(err_) {
+    RuntimeOptions ro;
+    ro.cache.scheduler_name = options.scheduler_name;
+    ro.cache.assumed_ttl = std::chrono::milliseconds(options.assumed_ttl_ms);
+    ro.bind_flow = options.bind_flow;
+    ro.bind_flow.tick = kBindTick;
+    ro.inline_execution = true;
+    runtime = std::make_unique<CacheRuntime>(ro, clock, &source, &binder, &sinks, &sinks, &sinks);
+    cache = &runtime->cache();
+    runtime->Run();
   }
 
   void RunDueWork() {
-    cache->DrainQueuesOnce();
+    // Assumed binds expire exactly at their TTL here (the runtime's own timer checks every
+    // second), so that a script sees the expiry at the tick it is due.
     cache->CleanupExpiredAssumed();
-    for (auto& ev : cache->TakeEvictionRequests()) {
-      (void)ev;  // the scripted evictor always succeeds; the script delivers the pod's fate
-      ++stats.evictions;
-    }
-    cache->DrainQueuesOnce();
+    runtime->RunDueWorkInline();
+    auto c = runtime->counters();
+    stats.binds_ok = static_cast<int64_t>(c.binds_succeeded);
+    stats.binds_failed = static_cast<int64_t>(c.binds_failed);
+    stats.evictions = static_cast<int64_t>(c.evictions_ok + c.evictions_failed);
   }
 
   void Refused(const Status& s) {
@@ -182,21 +209,17 @@ struct ReplayEngine::State {
     } else if (op == "bind") {
       const std::string task = StringField(j, "task");
       const std::string node = StringField(j, "node");
-      Status s = cache->AddBindTask(task, node);
-      if (s.ok()) {
-        bind_channel.push_back({task, node});
-      } else {
-        Refused(s);
-      }
+      Status s = runtime->Bind(task, node);
+      if (!s.ok()) Refused(s);
     } else if (op == "bindResult") {
       const std::string task = StringField(j, "task");
       bool ok = Field(j, "ok", nlohmann::json::value_t::boolean).get<bool>();
       std::string why = j.contains("error") ? StringField(j, "error") : "";
-      scripted[task].emplace_back(ok, why);
+      binder.Script(task, ok, why);
     } else if (op == "evict") {
       const std::string task = StringField(j, "task");
       std::string reason = j.contains("reason") ? StringField(j, "reason") : "";
-      Status s = cache->Evict(task, reason);
+      Status s = runtime->Evict(task, reason);
       if (!s.ok()) Refused(s);
     } else if (op == "tick") {
       const auto& ms = Field(j, "ms", nlohmann::json::value_t::number_integer);
@@ -267,7 +290,8 @@ int ReplayEngine::Run(std::istream& in) {
     std::string cmp = s_->cache->Compare();
     e << "replayed " << st.lines << " lines at t=" << s_->clock->Now().time_since_epoch().count() / 1000000
       << "ms: " << st.events << " object events, " << st.binds_ok << " binds ok, " << st.binds_failed
-      << " binds failed, " << st.evictions << " evictions, " << st.refused << " refused\n";
+      << " binds failed, " << st.evictions << " evictions, " << st.refused << " refused, "
+      << s_->sinks.status_writes << " status writes, " << s_->sinks.events << " events\n";
     e << "cache: " << s_->cache->num_nodes() << " nodes, " << s_->cache->num_jobs() << " jobs, "
       << s_->cache->num_tasks() << " tasks\n";
     e << "invariants: " << (inv.ok() ? "OK" : inv.message()) << "\n";

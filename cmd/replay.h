@@ -1,8 +1,9 @@
 #pragma once
 // The replay engine behind `volcache replay FILE` (SPEC §8): applies a JSON Lines script of
-// watch events and operations to a SchedulerCache on a fake clock that starts at 0, with the
-// cache's queues drained as work becomes due, a 20 ms bind tick dispatching binds to a
-// scripted binder, and an object store as the cluster source.
+// watch events and operations to a CacheRuntime (the cache with its real decision pipelines,
+// run inline) on a fake clock that starts at 0: the queues are drained as work becomes due,
+// the BindFlow's 20 ms tick dispatches binds to a binder scripted by `bindResult` lines,
+// evictions go through the evictor pipeline, and an object store is the cluster source.
 //
 // Output contract: `snapshot`/`dump` lines and refused operations (`{"line":N,"error":...}`)
 // go to `out`; a line that is not JSON or not one of the forms stops the replay with
@@ -13,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "workers/bind_flow.h"
+
 namespace volcache {
 
 struct ReplayOptions {
@@ -22,6 +25,8 @@ struct ReplayOptions {
   // Print a human-readable summary to `err` at the end.
   bool summary = false;
   int64_t assumed_ttl_ms = 0;
+  // BATCH_BIND_NUM, channel capacity, concurrency bound (the tick is always 20 ms).
+  BindFlowOptions bind_flow;
 };
 
 struct ReplayStats {
