@@ -10,7 +10,9 @@
 
 #include "api/k8s/decode.h"
 #include "bench/workload.h"
+#include "binder/binder.h"
 #include "cache/cluster_source.h"
+#include "cache/runtime.h"
 #include "cache/scheduler_cache.h"
 #include "workers/clock.h"
 
@@ -207,6 +209,131 @@ int Ingest(const BenchOptions& o, const Workload& w, std::ostream& out, std::ost
   return 0;
 }
 
+// A binder that answers at once: what the pipeline itself costs.
+class InstantBinder final : public Binder {
+ public:
+  std::vector<Status> Bind(const std::vector<BindContext*>& batch) override {
+    return std::vector<Status>(batch.size());
+  }
+};
+
+struct Placement {
+  std::string task;
+  std::string node;
+};
+
+// First fit of every pending task (job-major order) on the Ready nodes, round robin from
+// where the last fit was found, on a local idle estimate: the binds a session would make.
+std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
+  std::vector<std::pair<std::string, Resource>> idle;
+  for (const auto& [name, node] : snap.nodes()) idle.emplace_back(name, node->idle());
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const JobInfo*> jobs;
+  for (const auto& [id, job] : snap.jobs()) jobs.push_back(job.get());
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
+  std::vector<Placement> out;
+  size_t cursor = 0;
+  for (const JobInfo* job : jobs) {
+    std::vector<const TaskInfo*> tasks;
+    for (const auto& [key, t] : job->tasks()) {
+      if (t.status == TaskStatus::kPending) tasks.push_back(&t);
+    }
+    std::sort(tasks.begin(), tasks.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->key() < b->key(); });
+    for (const TaskInfo* t : tasks) {
+      for (size_t tried = 0; tried < idle.size(); ++tried) {
+        auto& [name, free] = idle[(cursor + tried) % idle.size()];
+        if (!t->resreq.LessEqual(free, DimensionDefault::kZero)) continue;
+        free.SubUnchecked(t->resreq);
+        out.push_back({t->key(), name});
+        cursor = (cursor + tried) % idle.size();
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
+  const int runs = std::max(3, o.runs / 3);
+  // AddBindTask alone: the assume step on the cache, calls/s.
+  std::vector<double> assume_per_s;
+  size_t planned = 0;
+  for (int r = 0; r < runs; ++r) {
+    auto l = Load(w, err);
+    if (!l) return 1;
+    auto plan = PlanBinds(*l->cache->Snapshot());
+    planned = plan.size();
+    auto t0 = Clk::now();
+    for (const auto& p : plan) {
+      Status s = l->cache->AddBindTask(p.task, p.node);
+      if (!s.ok()) {
+        err << s.ToString() << "\n";
+        return 1;
+      }
+    }
+    assume_per_s.push_back(static_cast<double>(plan.size()) / (MsSince(t0) / 1000.0));
+  }
+  auto j = Line("bind", "add_bind_task", o);
+  j["binds"] = planned;
+  j["runs"] = runs;
+  j["per_s"] = Stats(assume_per_s);
+  out << j.dump() << std::endl;
+
+  // The whole pipeline on real threads and the real clock: AddBindTask → BindFlowChannel →
+  // 20 ms tick → batches → instant binder → FinishBinding + Scheduled event.
+  std::vector<double> flow_per_s;
+  BindFlow::Stats last{};
+  for (int r = 0; r < runs; ++r) {
+    ObjectStoreSource source;
+    InstantBinder binder;
+    RuntimeOptions ro;
+    ro.dispatch_threads = std::max(1, o.threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : o.threads);
+    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
+    CacheRuntime rt(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
+    Status s = LoadWorkload(w, &source, &rt.cache());
+    if (!s.ok()) {
+      err << "loading the workload: " << s.ToString() << "\n";
+      return 1;
+    }
+    auto plan = PlanBinds(*rt.cache().Snapshot());
+    rt.Run();
+    auto t0 = Clk::now();
+    for (const auto& p : plan) {
+      auto ctx = std::make_unique<BindContext>();
+      auto task = rt.cache().GetTask(p.task);
+      if (!task.ok()) {
+        err << task.status().ToString() << "\n";
+        return 1;
+      }
+      ctx->task = std::move(*task);
+      ctx->node_name = p.node;
+      Status a = rt.AddBindTask(std::move(ctx));
+      if (!a.ok()) {
+        err << a.ToString() << "\n";
+        return 1;
+      }
+    }
+    while (rt.counters().binds_succeeded + rt.counters().binds_failed < plan.size()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    flow_per_s.push_back(static_cast<double>(plan.size()) / (MsSince(t0) / 1000.0));
+    last = rt.bind_flow_stats();
+    rt.Stop();
+    if (rt.counters().binds_failed != 0) {
+      err << rt.counters().binds_failed << " binds failed with an instant binder\n";
+      return 1;
+    }
+  }
+  auto jf = Line("bind", "pipeline_instant", o);
+  jf["binds"] = planned;
+  jf["runs"] = runs;
+  jf["batch_bind_num"] = BindFlowOptionsFromEnv(BindFlowOptions{}).batch_size;
+  jf["per_s"] = Stats(flow_per_s);
+  jf["batches"] = last.batches;
+  out << jf.dump() << std::endl;
+  return 0;
+}
+
 int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   auto shape = ShapeByName(o.shape);
   const int64_t heap0 = HeapInUseBytes();
@@ -256,7 +383,8 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   Workload w = BuildWorkload(*shape);
   if (o.what == "snapshot") return Snapshot(o, w, out, err);
   if (o.what == "ingest") return Ingest(o, w, out, err);
-  err << "unknown benchmark " << o.what << " (snapshot, ingest, memory)\n";
+  if (o.what == "bind") return Bind(o, w, out, err);
+  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, memory)\n";
   return 2;
 }
 

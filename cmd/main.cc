@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
 
   auto* bench = app.add_subcommand("bench", "measure snapshot, ingest and memory on the standard shapes");
   volcache::bench::BenchOptions bopts;
-  bench->add_option("WHAT", bopts.what, "snapshot | ingest | memory")->required();
+  bench->add_option("WHAT", bopts.what, "snapshot | ingest | bind | memory")->required();
   bench->add_option("--shape", bopts.shape, "S | M | L | XL | XXL");
   bench->add_option("--threads", bopts.threads, "threads for deep copies (0 = all cores)");
   bench->add_option("--runs", bopts.runs, "measured runs (after a warm-up)");

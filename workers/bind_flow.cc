@@ -105,7 +105,10 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
     static thread_local const Core* current_;
   };
 
-  std::vector<std::shared_ptr<Batch>> TakeBatchesLocked();
+  std::vector<std::shared_ptr<Batch>> TakeBatchesLocked(size_t limit);
+  // After a batch completed: dispatches backlog into the freed room (never nested, so an
+  // inline executor does not recurse).
+  void Refill();
   void Dispatch(std::vector<std::shared_ptr<Batch>> batches);
   void RunBatch(Batch& batch);
   // Outcome calls for contexts counted in flight: OnBindFailed(ctx, why) for each.
@@ -133,6 +136,9 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
   // Contexts taken from the channel whose outcome call has not returned yet (batches on the
   // executor, and hand-backs in progress). Dispatch keeps it <= max_concurrent_binds.
   size_t in_flight_ = 0;  // guarded by mu_
+  // Contexts that were queued at the last tick but found the in-flight bound full: they go
+  // out as soon as batches complete, not one tick later (guarded by mu_).
+  size_t backlog_ = 0;
   Stats counters_;        // guarded by mu_; queued/in_flight filled in by stats()
   std::shared_ptr<const std::function<void(size_t, Duration)>> observer_;  // guarded by mu_
 };
@@ -191,10 +197,10 @@ void BindFlow::Core::OnTick() {
   progress_.notify_all();
 }
 
-std::vector<std::shared_ptr<BindFlow::Core::Batch>> BindFlow::Core::TakeBatchesLocked() {
+std::vector<std::shared_ptr<BindFlow::Core::Batch>> BindFlow::Core::TakeBatchesLocked(size_t limit) {
   const size_t room =
       in_flight_ >= options_.max_concurrent_binds ? 0 : options_.max_concurrent_binds - in_flight_;
-  const size_t n = std::min(room, channel_.size());
+  const size_t n = std::min({room, channel_.size(), limit});
   std::vector<std::shared_ptr<Batch>> batches;
   if (n == 0) return batches;
   batches.reserve((n + options_.batch_size - 1) / options_.batch_size);
@@ -227,7 +233,8 @@ size_t BindFlow::Core::FlushOnce() {
   std::vector<std::shared_ptr<Batch>> batches;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    batches = TakeBatchesLocked();
+    batches = TakeBatchesLocked(channel_.size());
+    backlog_ = channel_.size();
   }
   size_t n = 0;
   for (const auto& batch : batches) n += batch->contexts.size();
@@ -301,6 +308,25 @@ void BindFlow::Core::RunBatch(Batch& batch) {
     counters_.failed += n - succeeded;
   }
   progress_.notify_all();
+  Refill();
+}
+
+void BindFlow::Core::Refill() {
+  thread_local bool refilling = false;
+  if (refilling) return;
+  refilling = true;
+  std::vector<std::shared_ptr<Batch>> batches;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::kRunning && !abort_ && backlog_ > 0) {
+      batches = TakeBatchesLocked(backlog_);
+      size_t taken = 0;
+      for (const auto& b : batches) taken += b->contexts.size();
+      backlog_ -= std::min(backlog_, taken);
+    }
+  }
+  Dispatch(std::move(batches));
+  refilling = false;
 }
 
 void BindFlow::Core::HandBack(ContextList& contexts, const Status& why) {
@@ -347,7 +373,7 @@ void BindFlow::Core::Stop(bool drain) {
   } else {
     while (!channel_.empty()) {
       if (in_flight_ < options_.max_concurrent_binds) {
-        std::vector<std::shared_ptr<Batch>> batches = TakeBatchesLocked();
+        std::vector<std::shared_ptr<Batch>> batches = TakeBatchesLocked(channel_.size());
         lock.unlock();
         Dispatch(std::move(batches));
         lock.lock();

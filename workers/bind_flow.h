@@ -110,8 +110,10 @@ class BindFlow {
 
   // One tick, synchronously: takes the queued contexts (at most max_concurrent_binds minus
   // those in flight, oldest first), cuts them into batches of batch_size and posts each batch
-  // to `dispatch`. Returns the number of contexts dispatched. With an InlineExecutor the
-  // batches — and all outcome calls — have run when it returns.
+  // to `dispatch`. Returns the number of contexts dispatched now. What was queued at the tick
+  // but found the bound full goes out as soon as batches complete (not a tick later), so the
+  // bound limits concurrency, not throughput. With an InlineExecutor the batches — and all
+  // outcome calls — have run when it returns.
   size_t FlushOnce();
 
   // Stops the tick and refuses new contexts (blocked Push callers get Cancelled), then:
