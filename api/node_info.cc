@@ -187,12 +187,16 @@ void NodeInfo::NoteNegativeIdle(const TaskInfo& task) {
                task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
 }
 
-Status NodeInfo::AddTask(const TaskInfo& task) {
+Status NodeInfo::CanAddTask(const TaskInfo& task) const {
   VC_RETURN_IF_ERROR(CheckTaskNode(task));
   if (tasks_.find(task.key()) != tasks_.end()) {
     return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
   }
-  VC_RETURN_IF_ERROR(CheckBindingFits(task, idle_));
+  return CheckBindingFits(task, idle_);
+}
+
+Status NodeInfo::AddTask(const TaskInfo& task) {
+  VC_RETURN_IF_ERROR(CanAddTask(task));
   // The node keeps its own copy so later changes to the caller's task do not skew the
   // accounting; removal reverses exactly this copy.
   auto [it, inserted] = tasks_.emplace(task.key(), task);

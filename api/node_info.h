@@ -59,6 +59,8 @@ class NodeInfo {
   void UnsetNode();
 
   Status AddTask(const TaskInfo& task);
+  // What AddTask(task) would answer, without changing anything.
+  Status CanAddTask(const TaskInfo& task) const;
   // Removes the task with task.key() using the *stored* copy's status and request.
   Status RemoveTask(const TaskInfo& task);
   // RemoveTask(old stored copy) + AddTask(task), all-or-nothing.

@@ -281,11 +281,8 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
   TaskInfo binding = *cached;
   binding.status = TaskStatus::kBinding;
   binding.node_name = node_name;
-  {
-    // Fit check on a scratch copy first: a refused bind must not even bump generations.
-    NodeInfo trial = *n->second.info;
-    VC_RETURN_IF_ERROR(trial.AddTask(binding).WithPrefix("bind " + key));
-  }
+  // Checked before anything is written: a refused bind must not even bump generations.
+  VC_RETURN_IF_ERROR(n->second.info->CanAddTask(binding).WithPrefix("bind " + key));
   Status s = m.WritableNode(node_name, n->second).AddTask(binding);
   VC_CHECK(s.ok(), s.ToString());
   auto j = m.jobs.find(binding.job());
