@@ -467,4 +467,6 @@ RuntimeCounters CacheRuntime::counters() const {
 
 BindFlow::Stats CacheRuntime::bind_flow_stats() const { return impl_->flow->stats(); }
 
+WorkQueueStats CacheRuntime::status_queue_stats() const { return impl_->status_queue->Stats(); }
+
 }  // namespace volcache

@@ -30,6 +30,7 @@
 #include "evictor/evictor.h"
 #include "workers/bind_flow.h"
 #include "workers/clock.h"
+#include "workers/work_queue.h"
 
 namespace volcache {
 
@@ -106,6 +107,8 @@ class CacheRuntime final {
 
   RuntimeCounters counters() const;
   BindFlow::Stats bind_flow_stats() const;
+  // The status-write queue (its own rate limit; failed writes wait here for their retry).
+  WorkQueueStats status_queue_stats() const;
 
  private:
   class Outcomes;

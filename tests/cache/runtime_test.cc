@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "tests/fakes/cluster_builders.h"
+#include "workers/work_queue.h"
 #include "tests/fakes/fake_pipelines.h"
 
 namespace volcache {
@@ -28,6 +30,11 @@ struct Rig {
     o.inline_execution = inline_exec;
     o.node_worker_threads = 2;
     o.dispatch_threads = 2;
+    if (!inline_exec) {
+      // The threaded fault run checks correctness, not the status writes' own rate limit.
+      o.status_qps = 1e6;
+      o.status_burst = 100000;
+    }
     rt = std::make_unique<CacheRuntime>(o, inline_exec ? std::shared_ptr<Clock>(clock) : RealClock::Instance(),
                                         &source, &binder, &evictor, &status, &recorder);
   }
@@ -238,13 +245,33 @@ TEST(CacheRuntimeTest, StopDispatchesQueuedBindsAndRefusesNewOnes) {
   EXPECT_EQ(r.rt->cache().Dump(), before);
 }
 
+// Polls `done` (real time) until it holds or `limit` passes.
+template <typename Pred>
+bool WaitUntil(Pred done, std::chrono::seconds limit = std::chrono::seconds(120)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+bool Quiet(WorkQueue& q) {
+  WorkQueueStats s = q.Stats();
+  return s.depth == 0 && s.delayed == 0 && s.processing == 0;
+}
+
 // Fault injection with real threads: ≥ 10,000 binds, 30 % of them answered with an error,
-// a timeout, a conflict or "already bound". After the system quiesces and the watch has
-// delivered the cluster's pods, every task is either bound exactly once (and the cache
-// agrees) or back in Pending with nothing accounted.
+// a timeout, a conflict or "already bound"; then evictions with 30 % evictor failures and a
+// status write per job with 30 % write failures. After the system quiesces and the watch has
+// delivered the cluster's view, every task is either bound exactly once (and the cache
+// agrees), evicted and gone, or back in Pending with nothing accounted; every job's status
+// reached the cluster; the invariant checker never fires.
 TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
   Rig r(/*inline_exec=*/false, /*seed=*/20261121);
   r.binder.SetRandomFaults(0.3);
+  r.evictor.SetRandomFaults(0.3);
+  r.status.SetRandomFaults(0.3);
   r.rt->Run();
   constexpr int kNodes = 20, kJobs = 1000, kPerJob = 10;
   for (int n = 0; n < kNodes; ++n) r.AddNode("n" + std::to_string(n), "1000", "1Ti", "1000");
@@ -252,6 +279,7 @@ TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
   ASSERT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(60)).ok());
   for (int j = 0; j < kJobs; ++j) GangOf(r, "j" + std::to_string(j), kPerJob, "100m");
 
+  // 1. Binds from two session threads at once.
   std::atomic<int> accepted{0};
   auto bind_half = [&](int half) {
     for (int j = half; j < kJobs; j += 2) {
@@ -265,20 +293,66 @@ TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
   a.join();
   b.join();
   EXPECT_EQ(accepted.load(), kJobs * kPerJob);
-  r.rt->Stop();                   // every queued bind dispatched, every outcome applied
-  r.rt->cache().DrainQueuesOnce();  // resyncs still queued at shutdown
-
-  auto c = r.rt->counters();
-  EXPECT_EQ(c.binds_succeeded + c.binds_failed, static_cast<uint64_t>(kJobs * kPerJob));
-  EXPECT_GT(c.binds_failed, 0u);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto c = r.rt->counters();
+    return c.binds_succeeded + c.binds_failed == static_cast<uint64_t>(kJobs * kPerJob);
+  }));
+  EXPECT_GT(r.rt->counters().binds_failed, 0u);
+  ASSERT_TRUE(WaitUntil([&] { return Quiet(r.rt->cache().err_tasks()); }));
 
   // The watch delivers the cluster's view of every pod that got bound.
   auto effective = r.binder.effective_binds();
+  std::vector<std::string> bound_keys;
   for (const auto& [key, n] : effective) {
     EXPECT_EQ(n, 1) << key << " bound " << n << " times";
     auto slash = key.find('/');
     r.DeliverFromSource(key.substr(0, slash), key.substr(slash + 1));
+    bound_keys.push_back(key);
   }
+  ASSERT_TRUE(WaitUntil([&] { return Quiet(r.rt->cache().err_tasks()); }));
+  ASSERT_TRUE(r.rt->cache().CheckInvariants().ok()) << r.rt->cache().CheckInvariants().message();
+
+  // 2. Evictions of every fourth bound task, and a status write per job, concurrently.
+  std::vector<std::string> to_evict;
+  for (size_t i = 0; i < bound_keys.size(); i += 4) to_evict.push_back(bound_keys[i]);
+  auto snap = r.rt->cache().Snapshot();
+  std::thread evicter([&] {
+    for (const auto& key : to_evict) EXPECT_TRUE(r.rt->Evict(key, "reclaim").ok()) << key;
+  });
+  std::thread writer([&] {
+    for (const auto& [id, job] : snap->jobs()) r.rt->UpdateJobStatus(*job, "Running");
+  });
+  evicter.join();
+  writer.join();
+  ASSERT_TRUE(WaitUntil([&] {
+    auto c = r.rt->counters();
+    return c.evictions_ok + c.evictions_failed == to_evict.size();
+  }));
+  ASSERT_TRUE(WaitUntil([&] {
+    WorkQueueStats s = r.rt->status_queue_stats();
+    return s.depth == 0 && s.delayed == 0 && s.processing == 0;
+  }));
+  ASSERT_TRUE(WaitUntil([&] { return Quiet(r.rt->cache().err_tasks()); }));
+  r.rt->Stop();
+  auto c = r.rt->counters();
+  EXPECT_GT(c.evictions_failed, 0u);
+  EXPECT_GT(c.status_write_failures, 0u);
+  std::set<std::string> written;
+  for (const auto& pg : r.status.pod_groups()) written.insert(pg.metadata.name);
+  EXPECT_EQ(written.size(), static_cast<size_t>(kJobs));  // every job's status got through
+
+  // The cluster deletes what the evictor evicted; the watch delivers the deletions.
+  std::set<std::string> evicted;
+  for (const auto& key : r.evictor.evicted()) {
+    EXPECT_TRUE(evicted.insert(key).second) << key << " evicted twice";
+    auto slash = key.find('/');
+    auto pod = r.source.GetPod(key.substr(0, slash), key.substr(slash + 1));
+    ASSERT_TRUE(pod.ok());
+    r.source.DeletePod(key.substr(0, slash), key.substr(slash + 1));
+    ASSERT_TRUE(r.rt->cache().DeletePod(**pod).ok()) << key;
+  }
+  EXPECT_EQ(evicted.size(), c.evictions_ok);
+
   ASSERT_TRUE(r.rt->cache().CheckInvariants().ok()) << r.rt->cache().CheckInvariants().message();
   auto dump = nlohmann::json::parse(r.rt->cache().Dump());
   EXPECT_TRUE(dump["assumed"].empty());
@@ -286,10 +360,11 @@ TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
   for (auto& job : dump["jobs"]) {
     for (auto& t : job["tasks"]) {
       const std::string key = "ns/" + t["name"].get<std::string>();
+      EXPECT_EQ(evicted.count(key), 0u) << key << " was evicted and deleted but is still cached";
       auto src = r.source.GetPod("ns", t["name"].get<std::string>());
       ASSERT_TRUE(src.ok());
       if (effective.count(key)) {
-        ++bound;
+        ++bound;  // bound, or its eviction failed and the resync restored it
         EXPECT_EQ(t["status"], "Bound") << key;
         EXPECT_EQ(t["node"], (*src)->spec.node_name) << key;
       } else {
@@ -299,7 +374,7 @@ TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
       }
     }
   }
-  EXPECT_EQ(bound + pending, kJobs * kPerJob);
+  EXPECT_EQ(bound + pending + static_cast<int64_t>(evicted.size()), kJobs * kPerJob);
   int64_t used_milli = 0;
   for (auto& n : dump["nodes"]) used_milli += n["used"].value("cpu", 0);
   EXPECT_EQ(used_milli, bound * 100);  // no node double-counts a task

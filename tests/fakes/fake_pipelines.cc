@@ -91,8 +91,8 @@ int64_t FakeBinder::calls() const {
 
 Status FakeEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (fail_next_ > 0) {
-    --fail_next_;
+  if (fail_next_ > 0 || (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
+    if (fail_next_ > 0) --fail_next_;
     return Status::Unavailable("injected: evicting " + pod.metadata.name + " failed");
   }
   evicted_.push_back(pod.metadata.namespace_ + "/" + pod.metadata.name);
@@ -105,8 +105,8 @@ std::vector<std::string> FakeEvictor::evicted() const {
 }
 
 Status FakeStatusUpdater::MaybeFail() {
-  if (fail_next_ > 0) {
-    --fail_next_;
+  if (fail_next_ > 0 || (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
+    if (fail_next_ > 0) --fail_next_;
     return Status::Unavailable("injected: status write failed");
   }
   return Status::Ok();

@@ -55,27 +55,41 @@ class FakeBinder final : public Binder {
 
 class FakeEvictor final : public Evictor {
  public:
+  explicit FakeEvictor(uint64_t seed = 1) : rng_(seed) {}
   Status Evict(const k8s::Pod& pod, const std::string& reason) override;
   void FailNext(int n) {
     std::lock_guard<std::mutex> lock(mu_);
     fail_next_ = n;
   }
+  // Every eviction fails with probability p (0 disables); failed ones are not recorded.
+  void SetRandomFaults(double p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    random_fault_p_ = p;
+  }
   std::vector<std::string> evicted() const;
 
  private:
   mutable std::mutex mu_;
+  std::mt19937_64 rng_;
+  double random_fault_p_ = 0;
   int fail_next_ = 0;
   std::vector<std::string> evicted_;
 };
 
 class FakeStatusUpdater final : public StatusUpdater {
  public:
+  explicit FakeStatusUpdater(uint64_t seed = 1) : rng_(seed) {}
   Status UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) override;
   Status UpdatePodGroup(const k8s::PodGroup& pg) override;
   Status UpdateQueueStatus(const k8s::Queue& queue) override;
   void FailNext(int n) {
     std::lock_guard<std::mutex> lock(mu_);
     fail_next_ = n;
+  }
+  // Every write fails with probability p (0 disables); failed ones are not recorded.
+  void SetRandomFaults(double p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    random_fault_p_ = p;
   }
   std::vector<std::pair<std::string, k8s::PodCondition>> pod_conditions() const;
   std::vector<k8s::PodGroup> pod_groups() const;
@@ -84,6 +98,8 @@ class FakeStatusUpdater final : public StatusUpdater {
  private:
   Status MaybeFail();
   mutable std::mutex mu_;
+  std::mt19937_64 rng_;
+  double random_fault_p_ = 0;
   int fail_next_ = 0;
   std::vector<std::pair<std::string, k8s::PodCondition>> pod_conditions_;
   std::vector<k8s::PodGroup> pod_groups_;
