@@ -467,6 +467,10 @@ RuntimeCounters CacheRuntime::counters() const {
 
 BindFlow::Stats CacheRuntime::bind_flow_stats() const { return impl_->flow->stats(); }
 
+void CacheRuntime::SetBindObserver(std::function<void(size_t, Duration)> observer) {
+  impl_->flow->SetObserver(std::move(observer));
+}
+
 WorkQueueStats CacheRuntime::status_queue_stats() const { return impl_->status_queue->Stats(); }
 
 }  // namespace volcache

@@ -17,6 +17,7 @@
 // queued bind and waits for the binds in flight (nothing is lost), then stops the workers.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +105,10 @@ class CacheRuntime final {
   // Runs everything due now on the caller: queues, the bind tick's work, evictions, status
   // writes (inline execution only; tests and replay).
   void RunDueWorkInline();
+
+  // Called after every bind batch with its size and latency (pre-bind start → outcomes
+  // handled), on the dispatching thread; for metrics. nullptr removes it.
+  void SetBindObserver(std::function<void(size_t batch_size, Duration latency)> observer);
 
   RuntimeCounters counters() const;
   BindFlow::Stats bind_flow_stats() const;

@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-release}"; shift || true
 jobs="${VOLCACHE_JOBS:-$(nproc)}"
+# Object files are shared through ccache across build directories (sources have absolute
+# paths, so the compile directory need not be part of the hash).
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 case "$kind" in
   release) dir=build;      args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DVOLCACHE_SANITIZE=address,undefined -DVOLCACHE_BUILD_BENCH=OFF) ;;
@@ -16,6 +19,8 @@ case "$kind" in
                                  -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF) ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz] [targets...]" >&2; exit 2 ;;
 esac
+# VOLCACHE_BUILD_DIR overrides the directory (e.g. a second checkout's work in parallel).
+dir="${VOLCACHE_BUILD_DIR:-$dir}"
 # Build output goes to stderr; stdout carries only the build directory (for the callers).
 cmake -S . -B "$dir" -G Ninja "${args[@]}" >&2
 if [ $# -gt 0 ]; then

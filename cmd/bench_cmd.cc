@@ -1,0 +1,28 @@
+// `volcache bench WHAT`: the BENCHMARKS.md measurements (bench/runner.h).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "bench/runner.h"
+#include "cmd/command.h"
+
+namespace volcache::cmd {
+namespace {
+
+CommandRunner AddBench(CLI::App& sub) {
+  auto opts = std::make_shared<bench::BenchOptions>();
+  sub.add_option("WHAT", opts->what, "snapshot | ingest | bind | memory")->required();
+  sub.add_option("--shape", opts->shape, "S | M | L | XL | XXL");
+  sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
+  sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
+  sub.add_option("--churn", opts->churn, "share of tasks and nodes changed between incremental snapshots");
+  auto json_flag = std::make_shared<bool>(true);
+  sub.add_flag("--json", *json_flag, "JSON lines output (the only format)");
+  return [opts, json_flag] { return bench::RunBench(*opts, std::cout, std::cerr); };
+}
+
+VOLCACHE_COMMAND("bench", "measure snapshot, ingest, bind and memory on the standard shapes", AddBench);
+
+}  // namespace
+}  // namespace volcache::cmd
