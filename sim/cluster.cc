@@ -1,0 +1,422 @@
+#include "sim/cluster.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "api/k8s/decode.h"
+#include "api/resource_list.h"
+
+namespace volcache::sim {
+
+namespace {
+
+std::string Key(const k8s::ObjectMeta& m) { return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name; }
+
+int64_t WallMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
+  SimOptions options;
+  std::shared_ptr<Clock> clock;
+  ObjectStoreSource store;  // pods and nodes: what listers see
+
+  mutable std::mutex mu;  // guards everything below
+  Deliver deliver;
+  bool shut_down = false;
+  std::mt19937_64 rng;
+  uint64_t resource_version = 1;
+  std::map<std::string, k8s::PodGroup> pod_groups;   // ns/name
+  std::map<std::string, k8s::Queue> queues;          // name
+  std::map<std::string, SimJob> job_specs;           // ns/name of the PodGroup
+  std::map<std::string, JobRecord> records;          // ns/name of the PodGroup
+  std::map<std::string, int> running_pods;           // per job
+  std::map<std::string, int> finished_pods;          // per job
+  std::map<std::string, uint64_t> incarnation;       // pod key → bumps on recreate/delete
+  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale;  // dropped events
+  size_t arrivals_pending = 0;
+  Resource running;
+  Resource allocatable;
+  SimStats stats;
+
+  State(SimOptions o, std::shared_ptr<Clock> c) : options(o), clock(std::move(c)), rng(o.seed) {}
+
+  std::string NextRv() { return std::to_string(++resource_version); }
+  bool Roll(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+
+  // Runs `fn` with the lock held after `d`, unless the simulator was shut down.
+  void After(Duration d, std::function<void(State&)> fn) {
+    clock->AfterFunc(d, [weak = weak_from_this(), fn = std::move(fn)] {
+      auto self = weak.lock();
+      if (!self) return;
+      std::lock_guard<std::mutex> lock(self->mu);
+      if (self->shut_down) return;
+      fn(*self);
+    });
+  }
+
+  // The watch: schedules delivery of one event (or loses it until the next relist).
+  void EmitLocked(SchedulerCache::EventType type, k8s::Object obj) {
+    const std::string key = std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
+    ++stats.events_emitted;
+    if (Roll(options.watch_drop_rate)) {
+      ++stats.events_dropped;
+      stale[key] = {type, std::move(obj)};
+      return;
+    }
+    stale.erase(key);
+    clock->AfterFunc(options.watch_latency, [weak = weak_from_this(), type, obj = std::move(obj)] {
+      auto self = weak.lock();
+      if (!self) return;
+      Deliver d;
+      {
+        std::lock_guard<std::mutex> lock(self->mu);
+        if (self->shut_down) return;
+        d = self->deliver;
+      }
+      if (d) d(type, obj);
+    });
+  }
+
+  void ScheduleRelist() {
+    After(options.relist_period, [](State& s) {
+      ++s.stats.relists;
+      auto lost = std::move(s.stale);
+      s.stale.clear();
+      for (auto& [key, ev] : lost) {
+        ++s.stats.events_emitted;
+        s.clock->AfterFunc(Duration::zero(), [weak = s.weak_from_this(), type = ev.first, obj = std::move(ev.second)] {
+          auto self = weak.lock();
+          if (!self) return;
+          Deliver d;
+          {
+            std::lock_guard<std::mutex> lock(self->mu);
+            if (self->shut_down) return;
+            d = self->deliver;
+          }
+          if (d) d(type, obj);
+        });
+      }
+      s.ScheduleRelist();
+    });
+  }
+
+  void PutPodLocked(std::shared_ptr<k8s::Pod> pod, SchedulerCache::EventType type) {
+    pod->metadata.resource_version = NextRv();
+    k8s::Pod copy = *pod;
+    store.PutPod(std::move(pod));
+    EmitLocked(type, std::move(copy));
+  }
+
+  void SubmitLocked(const std::string& job_key) {
+    --arrivals_pending;
+    const SimJob& job = job_specs.at(job_key);
+    k8s::PodGroup pg = *job.pod_group;
+    pg.metadata.resource_version = NextRv();
+    pg.metadata.creation_timestamp = WallMs(*clock);
+    pod_groups[job_key] = pg;
+    EmitLocked(SchedulerCache::EventType::kAdd, pg);
+    JobRecord& r = records[job_key];
+    r.name = job_key;
+    r.queue = pg.spec.queue.empty() ? "default" : pg.spec.queue;
+    r.tasks = static_cast<int>(job.pods.size());
+    r.gpus_milli = job.gpus_milli;
+    r.submit = clock->Now();
+    ++stats.jobs_submitted;
+    for (const auto& p : job.pods) {
+      auto pod = std::make_shared<k8s::Pod>(*p);
+      pod->metadata.creation_timestamp = WallMs(*clock);
+      PutPodLocked(std::move(pod), SchedulerCache::EventType::kAdd);
+    }
+  }
+
+  static std::string JobOf(const k8s::Pod& pod) {
+    auto it = pod.metadata.annotations.find("scheduling.k8s.io/group-name");
+    return pod.metadata.namespace_ + "/" + (it == pod.metadata.annotations.end() ? "" : it->second);
+  }
+
+  Resource RequestOf(const k8s::Pod& pod) {
+    Resource r;
+    for (const auto& c : pod.spec.containers) {
+      auto rr = ResourceFromList(c.requests, "requests");
+      if (rr.ok()) r.Add(*rr);
+    }
+    return r;
+  }
+
+  void StartLocked(const std::string& key, uint64_t inc) {
+    if (incarnation[key] != inc) return;
+    auto slash = key.find('/');
+    auto cur = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
+    if (!cur.ok() || (*cur)->metadata.deletion_timestamp) return;
+    auto pod = std::make_shared<k8s::Pod>(**cur);
+    pod->status.phase = "Running";
+    pod->status.start_time = WallMs(*clock);
+    const std::string job = JobOf(*pod);
+    running.Add(RequestOf(*pod));
+    ++stats.pod_starts;
+    PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    if (++running_pods[job] == records[job].tasks && !records[job].all_started) {
+      records[job].all_started = clock->Now();
+      ++stats.jobs_running;
+    }
+    const Duration run = job_specs.count(job) ? job_specs.at(job).run_time : Duration::zero();
+    if (run > Duration::zero()) {
+      After(run, [key, inc](State& s) { s.FinishLocked(key, inc); });
+    }
+  }
+
+  void FinishLocked(const std::string& key, uint64_t inc) {
+    if (incarnation[key] != inc) return;
+    auto slash = key.find('/');
+    auto cur = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
+    if (!cur.ok() || (*cur)->status.phase != "Running") return;
+    auto pod = std::make_shared<k8s::Pod>(**cur);
+    pod->status.phase = "Succeeded";
+    const std::string job = JobOf(*pod);
+    running.SubUnchecked(RequestOf(*pod));
+    --running_pods[job];
+    ++stats.pod_finishes;
+    PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    JobRecord& r = records[job];
+    if (++finished_pods[job] >= r.tasks && !r.finished) {
+      r.finished = clock->Now();
+      ++stats.jobs_finished;
+      if (stats.jobs_running > 0 && r.all_started) --stats.jobs_running;
+      After(options.cleanup_delay, [job](State& s) { s.CleanupLocked(job); });
+    }
+  }
+
+  void CleanupLocked(const std::string& job) {
+    for (const auto& p : store.ListPods()) {
+      if (JobOf(*p) != job) continue;
+      ++incarnation[Key(p->metadata)];
+      store.DeletePod(p->metadata.namespace_, p->metadata.name);
+      EmitLocked(SchedulerCache::EventType::kDelete, *p);
+    }
+    if (auto it = pod_groups.find(job); it != pod_groups.end()) {
+      EmitLocked(SchedulerCache::EventType::kDelete, it->second);
+      pod_groups.erase(it);
+    }
+  }
+};
+
+SimCluster::SimCluster(SimOptions options, std::shared_ptr<Clock> clock)
+    : state_(std::make_shared<State>(options, std::move(clock))) {}
+
+SimCluster::~SimCluster() { Shutdown(); }
+
+void SimCluster::SetDeliver(Deliver deliver) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->deliver = std::move(deliver);
+}
+
+void SimCluster::Shutdown() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->shut_down = true;
+}
+
+void SimCluster::Load(const SimWorkload& w) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (const auto& pc : w.priority_classes) s.EmitLocked(SchedulerCache::EventType::kAdd, *pc);
+  for (const auto& q : w.queues) {
+    s.queues[q->metadata.name] = *q;
+    s.EmitLocked(SchedulerCache::EventType::kAdd, *q);
+  }
+  for (const auto& n : w.nodes) {
+    s.store.PutNode(n);
+    auto a = ResourceFromList(n->status.allocatable, "status.allocatable");
+    if (a.ok()) s.allocatable.Add(*a);
+    s.EmitLocked(SchedulerCache::EventType::kAdd, *n);
+  }
+  for (const auto& job : w.jobs) {
+    const std::string key = Key(job.pod_group->metadata);
+    s.job_specs[key] = job;
+    ++s.arrivals_pending;
+    s.After(job.submit, [key](State& st) { st.SubmitLocked(key); });
+  }
+  s.ScheduleRelist();
+}
+
+Result<k8s::NodePtr> SimCluster::GetNode(const std::string& name) const { return state_->store.GetNode(name); }
+Result<k8s::PodPtr> SimCluster::GetPod(const std::string& ns, const std::string& name) const {
+  return state_->store.GetPod(ns, name);
+}
+std::vector<k8s::NodePtr> SimCluster::ListNodes() const { return state_->store.ListNodes(); }
+std::vector<k8s::PodPtr> SimCluster::ListPods() const { return state_->store.ListPods(); }
+
+std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
+  State& s = *state_;
+  std::vector<Status> out;
+  out.reserve(batch.size());
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (BindContext* ctx : batch) {
+    const std::string& ns = ctx->task.namespace_();
+    const std::string& name = ctx->task.name();
+    auto cur = s.store.GetPod(ns, name);
+    if (!cur.ok()) {
+      out.push_back(Status::NotFound(fmt::format("pods \"{}\" not found", name)));
+      continue;
+    }
+    if ((*cur)->metadata.uid != ctx->task.uid()) {
+      out.push_back(Status::Conflict(fmt::format("pod {}/{}: uid {} is not the bound task's {}", ns, name,
+                                                 (*cur)->metadata.uid, ctx->task.uid())));
+      continue;
+    }
+    if (!(*cur)->spec.node_name.empty()) {
+      out.push_back(Status::Conflict(fmt::format("pod {}/{} is already assigned to node \"{}\"", ns, name,
+                                                 (*cur)->spec.node_name)));
+      continue;
+    }
+    if (!s.store.GetNode(ctx->node_name).ok()) {
+      out.push_back(Status::NotFound(fmt::format("nodes \"{}\" not found", ctx->node_name)));
+      continue;
+    }
+    if (s.Roll(s.options.bind_error_rate)) {
+      ++s.stats.bind_faults;
+      out.push_back(Status::Unavailable(fmt::format("injected: binding {}/{} failed: the server is unavailable", ns, name)));
+      continue;
+    }
+    if (s.Roll(s.options.bind_conflict_rate)) {
+      ++s.stats.bind_conflicts;
+      out.push_back(Status::Conflict(fmt::format("injected: Operation cannot be fulfilled on pods/binding \"{}\"", name)));
+      continue;
+    }
+    auto pod = std::make_shared<k8s::Pod>(**cur);
+    pod->spec.node_name = ctx->node_name;
+    for (const auto& [k, v] : ctx->task.annotations()) pod->metadata.annotations[k] = v;
+    s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    ++s.stats.binds;
+    const std::string key = ns + "/" + name;
+    const uint64_t inc = s.incarnation[key];
+    s.After(s.options.start_delay, [key, inc](State& st) { st.StartLocked(key, inc); });
+    out.push_back(Status::Ok());
+  }
+  return out;
+}
+
+Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto cur = s.store.GetPod(target.metadata.namespace_, target.metadata.name);
+  if (!cur.ok()) return Status::NotFound(fmt::format("pods \"{}\" not found", target.metadata.name));
+  if ((*cur)->metadata.deletion_timestamp) return Status::Ok();  // already terminating
+  auto pod = std::make_shared<k8s::Pod>(**cur);
+  pod->metadata.deletion_timestamp = WallMs(*s.clock);
+  pod->status.conditions.push_back({"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
+  const std::string key = Key(pod->metadata);
+  const bool was_running = pod->status.phase == "Running";
+  s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+  ++s.stats.evictions;
+  const uint64_t inc = ++s.incarnation[key];  // the kubelet's timers for this pod stop
+  s.After(s.options.eviction_grace, [key, inc, was_running](State& st) {
+    if (st.incarnation[key] != inc) return;
+    auto slash = key.find('/');
+    auto gone = st.store.GetPod(key.substr(0, slash), key.substr(slash + 1));
+    if (!gone.ok()) return;
+    const std::string job = State::JobOf(**gone);
+    if (was_running) {
+      st.running.SubUnchecked(st.RequestOf(**gone));
+      --st.running_pods[job];
+    }
+    st.store.DeletePod(key.substr(0, slash), key.substr(slash + 1));
+    st.EmitLocked(SchedulerCache::EventType::kDelete, **gone);
+    // The job controller recreates the pod, Pending, with a new uid.
+    auto spec = st.job_specs.find(job);
+    if (spec == st.job_specs.end() || st.records[job].finished) return;
+    for (const auto& p : spec->second.pods) {
+      if (p->metadata.name != (*gone)->metadata.name) continue;
+      auto again = std::make_shared<k8s::Pod>(*p);
+      again->metadata.uid = fmt::format("{}-{}", p->metadata.uid, inc);
+      again->metadata.creation_timestamp = WallMs(*st.clock);
+      st.PutPodLocked(std::move(again), SchedulerCache::EventType::kAdd);
+    }
+  });
+  return Status::Ok();
+}
+
+Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCondition& condition) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto cur = s.store.GetPod(target.metadata.namespace_, target.metadata.name);
+  if (!cur.ok()) return Status::NotFound(fmt::format("pods \"{}\" not found", target.metadata.name));
+  auto pod = std::make_shared<k8s::Pod>(**cur);
+  bool replaced = false;
+  for (auto& c : pod->status.conditions) {
+    if (c.type == condition.type) {
+      c = condition;
+      replaced = true;
+    }
+  }
+  if (!replaced) pod->status.conditions.push_back(condition);
+  ++s.stats.status_writes;
+  s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+  return Status::Ok();
+}
+
+Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.pod_groups.find(Key(pg.metadata));
+  if (it == s.pod_groups.end()) return Status::NotFound(fmt::format("podgroups \"{}\" not found", pg.metadata.name));
+  it->second.status = pg.status;
+  it->second.metadata.resource_version = s.NextRv();
+  ++s.stats.status_writes;
+  s.EmitLocked(SchedulerCache::EventType::kUpdate, it->second);
+  return Status::Ok();
+}
+
+Status SimCluster::UpdateQueueStatus(const k8s::Queue& queue) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.queues.find(queue.metadata.name);
+  if (it == s.queues.end()) {
+    // root/default queues the cache created itself: the API server would have them.
+    it = s.queues.emplace(queue.metadata.name, queue).first;
+  }
+  it->second.status = queue.status;
+  it->second.metadata.resource_version = s.NextRv();
+  ++s.stats.status_writes;
+  s.EmitLocked(SchedulerCache::EventType::kUpdate, it->second);
+  return Status::Ok();
+}
+
+void SimCluster::Event(const EventRef&, const std::string&, const std::string& reason, const std::string&) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  ++state_->stats.recorded_events[reason];
+}
+
+SimStats SimCluster::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stats;
+}
+
+std::vector<JobRecord> SimCluster::jobs() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  std::vector<JobRecord> out;
+  out.reserve(state_->records.size());
+  for (const auto& [k, r] : state_->records) out.push_back(r);
+  return out;
+}
+
+Resource SimCluster::running_requests() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->running;
+}
+
+Resource SimCluster::total_allocatable() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->allocatable;
+}
+
+bool SimCluster::AllJobsFinished() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->arrivals_pending == 0 && state_->stats.jobs_finished == state_->stats.jobs_submitted;
+}
+
+}  // namespace volcache::sim

@@ -1,0 +1,119 @@
+#pragma once
+// SimCluster: the embedded simulated cluster — an in-process API server and kubelet behind
+// the same interfaces the Kubernetes connector implements (ClusterSource for listing,
+// Binder, Evictor, StatusUpdater, EventRecorder), emitting the watch events a real cluster
+// would through `Deliver` (the cache's Apply).
+//
+// Behaviour, all on the injected clock:
+//  - Jobs arrive at their submit time: the PodGroup, then its pods (ADDED events).
+//  - A bind sets the pod's nodeName (MODIFIED after `watch_latency`); the kubelet starts the
+//    pod `start_delay` later (phase Running) and finishes it after the job's run time
+//    (Succeeded). Once every pod of a job has finished, the pods and the PodGroup are
+//    deleted after `cleanup_delay` (DELETED events).
+//  - An eviction marks the pod terminating (deletionTimestamp), deletes it after
+//    `eviction_grace`, and the job controller recreates it Pending (new uid) to run again.
+//  - Status writes update the stored PodGroup / Queue / pod condition and emit MODIFIED.
+//  - Faults: a bind fails (`bind_error_rate`, 500-style Unavailable) or conflicts
+//    (`bind_conflict_rate`, 409 Conflict) without taking effect; a watch event is dropped
+//    (`watch_drop_rate`) and only delivered by the next relist (every `relist_period`, the
+//    latest version of every object whose event was lost, like a reflector's relist).
+// Every write gets a new resourceVersion. Deliveries never happen inside a caller's call:
+// they are scheduled on the clock (a FakeClock delivers them on its next Advance).
+// Thread-safety: safe for concurrent use; `Deliver` is called without the simulator's lock.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "api/resource.h"
+#include "binder/binder.h"
+#include "cache/cluster_source.h"
+#include "cache/scheduler_cache.h"
+#include "evictor/evictor.h"
+#include "sim/workload.h"
+#include "workers/clock.h"
+
+namespace volcache::sim {
+
+struct SimOptions {
+  Duration start_delay = std::chrono::seconds(1);
+  Duration watch_latency = std::chrono::milliseconds(0);
+  Duration cleanup_delay = std::chrono::seconds(1);
+  Duration eviction_grace = std::chrono::seconds(1);
+  Duration relist_period = std::chrono::seconds(30);
+  double bind_error_rate = 0;
+  double bind_conflict_rate = 0;
+  double watch_drop_rate = 0;
+  uint64_t seed = 1;
+};
+
+struct JobRecord {
+  std::string name;  // ns/name of the PodGroup
+  std::string queue;
+  int tasks = 0;
+  int64_t gpus_milli = 0;
+  TimePoint submit{};
+  std::optional<TimePoint> all_started;  // the whole gang Running
+  std::optional<TimePoint> finished;     // every pod Succeeded
+};
+
+struct SimStats {
+  uint64_t jobs_submitted = 0, jobs_running = 0, jobs_finished = 0;
+  uint64_t binds = 0, bind_faults = 0, bind_conflicts = 0;
+  uint64_t evictions = 0, status_writes = 0, pod_starts = 0, pod_finishes = 0;
+  uint64_t events_emitted = 0, events_dropped = 0, relists = 0;
+  std::map<std::string, uint64_t> recorded_events;  // reason → count (EventRecorder)
+};
+
+class SimCluster final : public ClusterSource, public Binder, public Evictor, public StatusUpdater, public EventRecorder {
+ public:
+  using Deliver = std::function<void(SchedulerCache::EventType, const k8s::Object&)>;
+
+  SimCluster(SimOptions options, std::shared_ptr<Clock> clock);
+  ~SimCluster() override;
+  SimCluster(const SimCluster&) = delete;
+  SimCluster& operator=(const SimCluster&) = delete;
+
+  // The watch. Set before Load.
+  void SetDeliver(Deliver deliver);
+  // Creates nodes, queues and priority classes now and schedules every job's arrival.
+  void Load(const SimWorkload& workload);
+  // Stops scheduling further work (pending timers become no-ops).
+  void Shutdown();
+
+  // ClusterSource
+  Result<k8s::NodePtr> GetNode(const std::string& name) const override;
+  Result<k8s::PodPtr> GetPod(const std::string& ns, const std::string& name) const override;
+  std::vector<k8s::NodePtr> ListNodes() const override;
+  std::vector<k8s::PodPtr> ListPods() const override;
+  // Binder
+  std::vector<Status> Bind(const std::vector<BindContext*>& batch) override;
+  // Evictor
+  Status Evict(const k8s::Pod& pod, const std::string& reason) override;
+  // StatusUpdater
+  Status UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) override;
+  Status UpdatePodGroup(const k8s::PodGroup& pg) override;
+  Status UpdateQueueStatus(const k8s::Queue& queue) override;
+  // EventRecorder
+  void Event(const EventRef& object, const std::string& type, const std::string& reason,
+             const std::string& message) override;
+
+  SimStats stats() const;
+  std::vector<JobRecord> jobs() const;
+  // Sum of the requests of Running pods, and of the nodes' allocatable.
+  Resource running_requests() const;
+  Resource total_allocatable() const;
+  // Every job submitted has finished and no arrival is still scheduled.
+  bool AllJobsFinished() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace volcache::sim

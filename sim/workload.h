@@ -1,0 +1,69 @@
+#pragma once
+// What the simulated cluster runs: nodes, queues, priority classes and jobs (gangs of pods
+// with an arrival time and a run time), loaded from Kubernetes manifests or from a real trace.
+//
+// Traces (../shared/data/traces, see its README):
+//  - philly: Microsoft Philly jobs. 352 nodes of 8 GPUs / 96 CPUs / 768 GiB; one Queue per
+//    virtual cluster with weight = its node count and capability = node count × 8 GPUs; each
+//    job is a gang of ceil(gpus / 8) tasks (minMember = all of them), GPUs spread evenly over
+//    the tasks, 4 CPUs and 16 GiB per GPU.
+//  - alibaba: the Alibaba 2023 "openb" GPU cluster: its 1,523 real nodes and pods; every pod
+//    is its own gang of one in the default queue. Fractional GPUs (gpu_milli < 1000) use an
+//    aggregate GPU-share model: `nvidia.com/gpu` is accounted in milli-GPUs per node, not per
+//    physical card.
+// Time: arrivals and run times are divided by `time_scale` (60: a trace minute is a simulated
+// second). A slice starts at the `skip`-th job in arrival order and holds `max_jobs` jobs.
+// Thread-safety: plain values.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/k8s/objects.h"
+#include "api/status.h"
+#include "workers/clock.h"
+
+namespace volcache::sim {
+
+struct SimJob {
+  std::shared_ptr<const k8s::PodGroup> pod_group;
+  std::vector<k8s::PodPtr> pods;  // pending: no nodeName
+  Duration submit{};              // arrival, from the start of the simulation
+  Duration run_time{};            // each pod runs this long once started; 0 = until the end
+  int64_t gpus_milli = 0;         // the gang's total GPU request (for reports)
+};
+
+struct SimWorkload {
+  std::string name;
+  std::vector<k8s::NodePtr> nodes;
+  std::vector<std::shared_ptr<const k8s::Queue>> queues;
+  std::vector<std::shared_ptr<const k8s::PriorityClass>> priority_classes;
+  std::vector<SimJob> jobs;  // in arrival order
+};
+
+struct TraceOptions {
+  size_t max_jobs = 1000;
+  size_t skip = 0;
+  double time_scale = 60;
+  std::string scheduler_name = "volcano";
+};
+
+// `spec`: "trace:philly", "trace:alibaba", or a manifest file (.yaml/.yml/.json) holding Nodes,
+// Queues, PriorityClasses, PodGroups and Pods. Manifest pods join the PodGroup named by their
+// `scheduling.k8s.io/group-name` annotation (a pod without one gets its own gang of one);
+// annotations on the PodGroup set the simulation: `volcache.io/sim-submit` (arrival, e.g.
+// "30s") and `volcache.io/sim-duration` (run time, default "60s"); times are not scaled.
+// Errors name the file, line or object and field.
+Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& options);
+Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& options);
+Result<SimWorkload> LoadAlibabaTrace(const std::string& dir, const TraceOptions& options);
+Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& options);
+
+// ../shared/data (or $VOLCACHE_DATA_DIR).
+std::string DataDir();
+
+// "90s", "5m", "1h", "1500ms", "2.5s" → duration. InvalidArgument naming the text otherwise.
+Result<Duration> ParseDuration(const std::string& text);
+
+}  // namespace volcache::sim
