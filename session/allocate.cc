@@ -1,0 +1,595 @@
+#include "session/allocate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <string_view>
+
+#include "api/k8s/objects.h"
+#include "api/node_info.h"
+#include "api/queue_info.h"
+#include "api/task_info.h"
+#include "api/task_status.h"
+
+namespace volcache {
+
+std::string_view ScoreStrategyName(ScoreStrategy s) {
+  return s == ScoreStrategy::kBinpack ? "binpack" : "least-allocated";
+}
+
+namespace {
+
+constexpr uint32_t kPodsId = ResourceNames::kPods;
+constexpr std::string_view kUnschedulableTaintKey = "node.kubernetes.io/unschedulable";
+
+Resource WithoutPods(const Resource& r) {
+  Resource c = r;
+  c.RemoveScalar(kPodsId);
+  return c;
+}
+
+// ---------------------------------------------------------------- dimensions
+
+// A resource dimension: cpu, memory or a scalar id.
+struct Dim {
+  enum Kind : uint8_t { kCpu, kMemory, kScalar } kind;
+  uint32_t id = 0;
+};
+
+int64_t GetDim(const Resource& r, Dim d) {
+  switch (d.kind) {
+    case Dim::kCpu:
+      return r.milli_cpu();
+    case Dim::kMemory:
+      return r.memory();
+    case Dim::kScalar:
+      break;
+  }
+  return r.Get(d.id);
+}
+
+void SetDim(Resource& r, Dim d, int64_t v) {
+  switch (d.kind) {
+    case Dim::kCpu:
+      r.set_milli_cpu(v);
+      return;
+    case Dim::kMemory:
+      r.set_memory(v);
+      return;
+    case Dim::kScalar:
+      r.SetScalar(d.id, v);
+      return;
+  }
+}
+
+// cpu, memory, then the scalars of `r` but pods.
+std::vector<Dim> DimsOf(const Resource& r) {
+  std::vector<Dim> dims{{Dim::kCpu, 0}, {Dim::kMemory, 0}};
+  for (const auto* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
+    if (s->id != kPodsId) dims.push_back({Dim::kScalar, s->id});
+  }
+  return dims;
+}
+
+// Volcano's share of one dimension: l / r, and 1 when something is allocated of a
+// dimension the queue deserves none of.
+double DimShare(int64_t allocated, int64_t deserved) {
+  if (deserved <= 0) return allocated > 0 ? 1.0 : 0.0;
+  return static_cast<double>(allocated) / static_cast<double>(deserved);
+}
+
+double Share(const Resource& allocated, const Resource& deserved) {
+  double s = std::max(DimShare(allocated.milli_cpu(), deserved.milli_cpu()),
+                      DimShare(allocated.memory(), deserved.memory()));
+  for (const auto* x = allocated.scalars_begin(); x != allocated.scalars_end(); ++x) {
+    if (x->id != kPodsId) s = std::max(s, DimShare(x->value, deserved.Get(x->id)));
+  }
+  for (const auto* x = deserved.scalars_begin(); x != deserved.scalars_end(); ++x) {
+    if (x->id != kPodsId) s = std::max(s, DimShare(allocated.Get(x->id), x->value));
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- predicates
+
+bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view value, std::string_view effect) {
+  if (!t.effect.empty() && t.effect != effect) return false;
+  const bool exists = t.operator_ == "Exists";
+  if (t.key.empty()) return exists;  // an empty key with Exists tolerates every taint
+  if (t.key != key) return false;
+  return exists || t.value == value;
+}
+
+bool ToleratedBy(const std::vector<k8s::Toleration>& tolerations, std::string_view key, std::string_view value,
+                 std::string_view effect) {
+  for (const auto& t : tolerations) {
+    if (Tolerates(t, key, value, effect)) return true;
+  }
+  return false;
+}
+
+struct NodeSlot {
+  const NodeInfo* info = nullptr;
+  Resource allocatable;  // without pods
+  Resource avail;        // idle minus this session's placements, without pods
+  bool limit_pods = false;
+  int64_t pods_free = 0;
+};
+
+// Appends to `reasons` why `task` cannot go to `node` (kube-scheduler wording); empty when
+// it fits. Checks stop at the first failing predicate, like kube-scheduler's filters.
+void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, std::vector<std::string>* reasons) {
+  const k8s::Node* node = n.info->node().get();
+  const k8s::PodSpec& spec = task.pod().spec;
+  if (node != nullptr) {
+    if (node->spec.unschedulable && !ToleratedBy(spec.tolerations, kUnschedulableTaintKey, "", "NoSchedule")) {
+      reasons->emplace_back("node(s) were unschedulable");
+      return;
+    }
+    for (const auto& [k, v] : spec.node_selector) {
+      auto it = node->metadata.labels.find(k);
+      if (it == node->metadata.labels.end() || it->second != v) {
+        reasons->emplace_back("node(s) didn't match Pod's node affinity/selector");
+        return;
+      }
+    }
+    for (const auto& taint : node->spec.taints) {
+      if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+      if (!ToleratedBy(spec.tolerations, taint.key, taint.value, taint.effect)) {
+        reasons->push_back(fmt::format("node(s) had untolerated taint {{{}: {}}}", taint.key, taint.value));
+        return;
+      }
+    }
+  }
+  if (n.limit_pods && n.pods_free < 1) {
+    reasons->emplace_back("Too many pods");
+    return;
+  }
+  if (!req.LessEqual(n.avail, DimensionDefault::kZero)) {
+    const std::string dims = req.InsufficientDimensions(n.avail);
+    if (dims.empty()) {
+      reasons->emplace_back("Insufficient resources");
+      return;
+    }
+    size_t pos = 0;
+    while (pos <= dims.size()) {
+      size_t end = dims.find(", ", pos);
+      if (end == std::string::npos) end = dims.size();
+      reasons->push_back("Insufficient " + dims.substr(pos, end - pos));
+      pos = end + 2;
+    }
+  }
+}
+
+// Higher is better; an integer so that equal scores compare equal and ties go to names.
+int64_t ScoreNode(const NodeSlot& n, const Resource& req, const SessionOptions& o,
+                  const std::vector<std::pair<uint32_t, int64_t>>& scalar_weights) {
+  const bool binpack = o.score == ScoreStrategy::kBinpack;
+  double sum = 0;
+  int64_t weights = 0;
+  // Binpack counts the dimensions the task requests (as Volcano's binpack); least-allocated
+  // always counts cpu and memory (as kube-scheduler's LeastAllocated).
+  auto dim = [&](int64_t w, int64_t alloc, int64_t avail, int64_t r, bool always) {
+    if (w <= 0 || alloc <= 0 || (!always && r <= 0)) return;
+    const double v = binpack ? static_cast<double>(alloc - avail + r) / static_cast<double>(alloc)
+                             : static_cast<double>(avail - r) / static_cast<double>(alloc);
+    sum += static_cast<double>(w) * v;
+    weights += w;
+  };
+  dim(o.cpu_weight, n.allocatable.milli_cpu(), n.avail.milli_cpu(), req.milli_cpu(), !binpack);
+  dim(o.memory_weight, n.allocatable.memory(), n.avail.memory(), req.memory(), !binpack);
+  for (const auto& [id, w] : scalar_weights) dim(w, n.allocatable.Get(id), n.avail.Get(id), req.Get(id), false);
+  if (weights == 0) return 0;
+  return std::llround(sum / static_cast<double>(weights) * 1e6);
+}
+
+// ---------------------------------------------------------------- queues and jobs
+
+struct QueueSlot;
+
+struct JobSlot {
+  const JobInfo* job = nullptr;
+  QueueSlot* queue = nullptr;
+  std::vector<const TaskInfo*> pending;  // schedulable, in task order
+  std::vector<Resource> reqs;            // their requests without pods
+  size_t next = 0;                       // first pending task not placed
+  int32_t ready_base = 0;                // tasks already counted ready at open
+  int32_t committed = 0;
+  bool tried = false;
+  bool closed = false;  // no more visits this session
+  std::string reason;
+  std::map<std::string, std::string> fit_errors;
+
+  bool Ready() const { return ready_base + committed >= job->min_available(); }
+};
+
+// std::priority_queue puts the "largest" first: returns true when `a` goes after `b`.
+struct JobAfter {
+  bool operator()(const JobSlot* a, const JobSlot* b) const {
+    if (a->job->priority() != b->job->priority()) return a->job->priority() < b->job->priority();
+    const bool ar = a->Ready(), br = b->Ready();
+    if (ar != br) return ar;
+    if (a->job->creation_timestamp() != b->job->creation_timestamp()) {
+      return a->job->creation_timestamp() > b->job->creation_timestamp();
+    }
+    return a->job->uid() > b->job->uid();
+  }
+};
+
+struct QueueSlot {
+  std::string name;
+  int32_t weight = 1;
+  bool closed = false;
+  bool has_capability = false;
+  Resource capability;
+  Resource request, deserved, allocated;  // without pods
+  double share = 0;
+  std::priority_queue<JobSlot*, std::vector<JobSlot*>, JobAfter> jobs;
+
+  bool Overused() const { return !deserved.IsEmpty() && deserved.LessEqual(allocated, DimensionDefault::kZero); }
+  // Empty when `req` fits under the capability; otherwise the dimensions it would exceed.
+  // cpu/memory <= 0 and absent scalars in the capability are unlimited (as Volcano).
+  std::string CapabilityExceeded(const Resource& req) const {
+    if (!has_capability) return "";
+    std::string over;
+    auto check = [&](std::string_view name, int64_t r, int64_t a, int64_t cap, bool limited) {
+      if (r > 0 && limited && a + r > cap) over += (over.empty() ? "" : ", ") + std::string(name);
+    };
+    check("cpu", req.milli_cpu(), allocated.milli_cpu(), capability.milli_cpu(), capability.milli_cpu() > 0);
+    check("memory", req.memory(), allocated.memory(), capability.memory(), capability.memory() > 0);
+    for (const auto* s = req.scalars_begin(); s != req.scalars_end(); ++s) {
+      if (s->id == kPodsId) continue;
+      check(ResourceNames::Name(s->id), s->value, allocated.Get(s->id), capability.Get(s->id),
+            capability.Has(s->id));
+    }
+    return over;
+  }
+};
+
+struct QueueAfter {
+  bool operator()(const QueueSlot* a, const QueueSlot* b) const {
+    if (a->share != b->share) return a->share > b->share;
+    return a->name > b->name;
+  }
+};
+
+std::string FitErrorText(size_t nodes, const std::vector<std::string>& reasons) {
+  std::map<std::string, int64_t> hist;
+  for (const auto& r : reasons) ++hist[r];
+  std::string out = fmt::format("0/{} nodes are available", nodes);
+  bool first = true;
+  for (const auto& [r, n] : hist) {
+    out += fmt::format("{}{} {}", first ? ": " : ", ", n, r);
+    first = false;
+  }
+  out += ".";
+  return out;
+}
+
+class Allocator {
+ public:
+  Allocator(const ClusterInfo& snap, const SessionOptions& o) : snap_(snap), o_(o) {
+    for (const auto& [name, w] : o.scalar_weights) {
+      int64_t id = ResourceNames::Find(name);
+      if (id >= 0) scalar_weights_.emplace_back(static_cast<uint32_t>(id), w);
+    }
+  }
+
+  AllocationPlan Run() {
+    OpenNodes();
+    OpenJobs();
+    ComputeDeserved();
+    Loop();
+    return Close();
+  }
+
+ private:
+  void OpenNodes() {
+    nodes_.reserve(snap_.nodes().size());
+    for (const auto& [name, info] : snap_.nodes()) {
+      NodeSlot n;
+      n.info = info.get();
+      n.allocatable = WithoutPods(info->allocatable());
+      n.avail = WithoutPods(info->idle());
+      n.limit_pods = info->allocatable().Has(kPodsId);
+      n.pods_free = info->idle().Get(kPodsId);
+      nodes_.push_back(std::move(n));
+    }
+    std::sort(nodes_.begin(), nodes_.end(),
+              [](const NodeSlot& a, const NodeSlot& b) { return a.info->name() < b.info->name(); });
+  }
+
+  QueueSlot& QueueFor(const std::string& name) {
+    auto [it, inserted] = queues_.try_emplace(name);
+    QueueSlot& q = it->second;
+    if (inserted) {
+      q.name = name;
+      if (auto qi = snap_.queues.find(name); qi != snap_.queues.end()) {
+        const QueueInfo& info = qi->second;
+        q.weight = std::max<int32_t>(1, info.weight);
+        q.closed = info.state == QueueState::kClosed || info.state == QueueState::kClosing;
+        q.has_capability = info.has_capability;
+        q.capability = WithoutPods(info.capability);
+      }
+    }
+    return q;
+  }
+
+  void OpenJobs() {
+    jobs_.reserve(snap_.jobs().size());
+    for (const auto& [id, jp] : snap_.jobs()) {
+      const JobInfo& job = *jp;
+      if (!job.pod_group()) continue;  // the cache only snapshots jobs with one; be safe anyway
+      const std::string& qname = snap_.queues.count(job.queue()) ? job.queue() : o_.default_queue;
+      QueueSlot& q = QueueFor(qname);
+      const Resource allocated = WithoutPods(job.allocated());
+      q.allocated.Add(allocated);
+      q.request.Add(allocated);
+
+      std::vector<const TaskInfo*> pending;
+      for (const std::string& uid : job.TasksWithStatus(TaskStatus::kPending)) {
+        const TaskInfo* t = job.FindTask(uid);
+        if (t != nullptr && !t->scheduling_gated) pending.push_back(t);
+      }
+      if (pending.empty()) continue;
+      std::sort(pending.begin(), pending.end(), [](const TaskInfo* a, const TaskInfo* b) {
+        if (a->priority != b->priority) return a->priority > b->priority;
+        if (a->meta->creation_timestamp != b->meta->creation_timestamp) {
+          return a->meta->creation_timestamp < b->meta->creation_timestamp;
+        }
+        return a->uid() < b->uid();
+      });
+      JobSlot& js = jobs_.emplace_back();
+      js.job = &job;
+      js.queue = &q;
+      js.ready_base = job.ReadyTaskNum();
+      js.reqs.reserve(pending.size());
+      for (const TaskInfo* t : pending) {
+        js.reqs.push_back(WithoutPods(t->resreq));
+        q.request.Add(js.reqs.back());
+      }
+      js.pending = std::move(pending);
+    }
+  }
+
+  void ComputeDeserved() {
+    std::vector<QueueSlot*> qs;
+    std::vector<int32_t> weights;
+    std::vector<Resource> caps;
+    for (auto& [name, q] : queues_) {
+      Resource cap = q.request;
+      if (q.has_capability) {
+        if (q.capability.milli_cpu() > 0) cap.set_milli_cpu(std::min(cap.milli_cpu(), q.capability.milli_cpu()));
+        if (q.capability.memory() > 0) cap.set_memory(std::min(cap.memory(), q.capability.memory()));
+        for (const auto* s = q.request.scalars_begin(); s != q.request.scalars_end(); ++s) {
+          if (q.capability.Has(s->id)) cap.SetScalar(s->id, std::min(s->value, q.capability.Get(s->id)));
+        }
+      }
+      qs.push_back(&q);
+      weights.push_back(q.weight);
+      caps.push_back(std::move(cap));
+    }
+    std::vector<Resource> deserved = WaterFill(WithoutPods(snap_.total_allocatable()), weights, caps);
+    for (size_t i = 0; i < qs.size(); ++i) {
+      qs[i]->deserved = std::move(deserved[i]);
+      qs[i]->share = Share(qs[i]->allocated, qs[i]->deserved);
+    }
+  }
+
+  NodeSlot* PickNode(const TaskInfo& task, const Resource& req, std::string* failure) {
+    NodeSlot* best = nullptr;
+    int64_t best_score = 0;
+    std::vector<std::string> reasons;
+    for (NodeSlot& n : nodes_) {
+      const size_t before = reasons.size();
+      CheckNode(task, req, n, &reasons);
+      if (reasons.size() != before) continue;
+      const int64_t s = ScoreNode(n, req, o_, scalar_weights_);
+      if (best == nullptr || s > best_score) {  // nodes are in name order: ties keep the smaller name
+        best = &n;
+        best_score = s;
+      }
+    }
+    if (best == nullptr) *failure = FitErrorText(nodes_.size(), reasons);
+    return best;
+  }
+
+  // One turn of `j`: see the header for the gang rule. Returns true when the job goes back
+  // into its queue.
+  bool Visit(JobSlot& j) {
+    QueueSlot& q = *j.queue;
+    const JobInfo& job = *j.job;
+    if (!j.tried) {
+      j.tried = true;
+      if (job.ValidTaskNum() < job.min_available()) {
+        j.reason = fmt::format("not enough valid tasks for gang-scheduling, valid: {}, min: {}", job.ValidTaskNum(),
+                               job.min_available());
+        return false;
+      }
+    }
+    struct Tentative {
+      size_t index;
+      NodeSlot* node;
+    };
+    std::vector<Tentative> tentative;
+    const size_t start = j.next;
+    bool requeue = false;
+    std::string failure;
+    while (j.next < j.pending.size()) {
+      const TaskInfo& t = *j.pending[j.next];
+      const Resource& req = j.reqs[j.next];
+      if (std::string over = q.CapabilityExceeded(req); !over.empty()) {
+        failure = fmt::format("queue {} capability reached ({})", q.name, over);
+        j.fit_errors[t.uid()] = failure;
+        break;
+      }
+      NodeSlot* n = PickNode(t, req, &failure);
+      if (n == nullptr) {
+        j.fit_errors[t.uid()] = failure;
+        break;
+      }
+      n->avail.SubUnchecked(req);
+      --n->pods_free;
+      q.allocated.Add(req);
+      tentative.push_back({j.next, n});
+      ++j.next;
+      if (j.ready_base + j.committed + static_cast<int32_t>(tentative.size()) >= job.min_available()) {
+        for (const Tentative& x : tentative) {
+          const TaskInfo& pt = *j.pending[x.index];
+          plan_.placements.push_back({job.uid(), pt.uid(), pt.key(), x.node->info->name()});
+        }
+        j.committed += static_cast<int32_t>(tentative.size());
+        tentative.clear();
+        requeue = j.next < j.pending.size();
+        break;
+      }
+    }
+    if (!tentative.empty()) {  // the gang is not satisfied: undo this visit
+      for (const Tentative& x : tentative) {
+        x.node->avail.Add(j.reqs[x.index]);
+        ++x.node->pods_free;
+        q.allocated.SubUnchecked(j.reqs[x.index]);
+      }
+      plan_.discarded += static_cast<int64_t>(tentative.size());
+      j.next = start;
+      if (failure.empty()) {
+        failure = fmt::format("only {} schedulable pending tasks, gang needs {}", j.pending.size(),
+                              job.min_available() - j.ready_base - j.committed);
+      }
+    }
+    q.share = Share(q.allocated, q.deserved);
+    if (!failure.empty()) j.reason = failure;
+    return requeue;
+  }
+
+  void Loop() {
+    std::priority_queue<QueueSlot*, std::vector<QueueSlot*>, QueueAfter> order;
+    for (JobSlot& j : jobs_) {
+      if (j.queue->closed) {
+        j.reason = fmt::format("queue {} is closed", j.queue->name);
+        j.closed = true;
+        continue;
+      }
+      j.queue->jobs.push(&j);
+    }
+    for (auto& [name, q] : queues_) {
+      if (!q.closed && !q.jobs.empty()) order.push(&q);
+    }
+    while (!order.empty()) {
+      QueueSlot* q = order.top();
+      order.pop();
+      if (q->jobs.empty()) continue;
+      if (q->Overused()) {
+        while (!q->jobs.empty()) {
+          JobSlot* j = q->jobs.top();
+          q->jobs.pop();
+          j->reason = fmt::format("queue {} is overused (allocated reached deserved)", q->name);
+        }
+        continue;
+      }
+      JobSlot* j = q->jobs.top();
+      q->jobs.pop();
+      if (Visit(*j)) {
+        q->jobs.push(j);
+      } else {
+        j->closed = true;
+      }
+      order.push(q);
+    }
+  }
+
+  AllocationPlan Close() {
+    for (const JobSlot& j : jobs_) {
+      JobOutcome out;
+      out.job = j.job->uid();
+      out.queue = j.queue->name;
+      out.pending = static_cast<int32_t>(j.pending.size());
+      out.placed = j.committed;
+      out.ready = j.Ready();
+      const int32_t left = out.pending - out.placed;
+      if (left > 0) {
+        const std::string why = j.reason.empty() ? "not tried" : j.reason;
+        out.reason = out.ready ? fmt::format("{}/{} pending tasks not placed: {}", left, out.pending, why)
+                               : fmt::format("{}/{} tasks in gang unschedulable: {}", left, j.job->tasks().size(), why);
+      }
+      out.task_fit_errors.assign(j.fit_errors.begin(), j.fit_errors.end());
+      plan_.jobs.push_back(std::move(out));
+    }
+    std::sort(plan_.jobs.begin(), plan_.jobs.end(),
+              [](const JobOutcome& a, const JobOutcome& b) { return a.job < b.job; });
+    for (const auto& [name, q] : queues_) {
+      QueueOutcome out;
+      out.name = name;
+      out.weight = q.weight;
+      out.request = q.request;
+      out.deserved = q.deserved;
+      out.allocated = q.allocated;
+      out.share = Share(q.allocated, q.deserved);
+      out.overused = q.Overused();
+      out.closed = q.closed;
+      plan_.queues.push_back(std::move(out));
+    }
+    return std::move(plan_);
+  }
+
+  const ClusterInfo& snap_;
+  const SessionOptions& o_;
+  std::vector<std::pair<uint32_t, int64_t>> scalar_weights_;
+  std::vector<NodeSlot> nodes_;
+  std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
+  std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
+  AllocationPlan plan_;
+};
+
+}  // namespace
+
+std::vector<Resource> WaterFill(const Resource& total, const std::vector<int32_t>& weights,
+                                const std::vector<Resource>& caps) {
+  const size_t n = weights.size();
+  std::vector<Resource> out(n);
+  for (const Dim d : DimsOf(total)) {
+    int64_t remaining = std::max<int64_t>(0, GetDim(total, d));
+    std::vector<size_t> active;
+    for (size_t i = 0; i < n; ++i) {
+      SetDim(out[i], d, 0);
+      if (GetDim(caps[i], d) > 0) active.push_back(i);
+    }
+    // Each round fixes every queue whose cap is below its share at the current level; the
+    // level only rises as capped queues leave, so a fixed queue stays capped.
+    while (!active.empty() && remaining > 0) {
+      int64_t total_weight = 0;
+      for (size_t i : active) total_weight += std::max<int32_t>(1, weights[i]);
+      auto share_of = [&](size_t i) {
+        return static_cast<int64_t>(static_cast<__int128>(remaining) * std::max<int32_t>(1, weights[i]) /
+                                    total_weight);
+      };
+      std::vector<size_t> still;
+      int64_t taken = 0;
+      for (size_t i : active) {
+        const int64_t cap = GetDim(caps[i], d);
+        if (cap <= share_of(i)) {
+          SetDim(out[i], d, cap);
+          taken += cap;
+        } else {
+          still.push_back(i);
+        }
+      }
+      if (still.size() == active.size()) {
+        for (size_t i : active) SetDim(out[i], d, share_of(i));
+        break;
+      }
+      remaining -= taken;
+      active = std::move(still);
+    }
+  }
+  return out;
+}
+
+AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options) {
+  return Allocator(snapshot, options).Run();
+}
+
+}  // namespace volcache

@@ -1,0 +1,110 @@
+#pragma once
+// Allocate: the reference session's allocation step (SPEC §9), a pure function of a
+// snapshot. It reads the ClusterInfo and never changes it; every tentative decision lives in
+// the function's own overlay (per-node available resources, per-queue allocated), so the
+// same snapshot always gives the same plan and nothing needs undoing on the snapshot.
+//
+// What it does, in Volcano's terms (see docs/SESSION.md for the full rules):
+//   * queues: only queues holding a job take part; deserved = weight-proportional
+//     water-filling of the Ready nodes' total allocatable, each queue capped per dimension
+//     by min(capability, its request = allocated + pending); share = max over dimensions of
+//     allocated / deserved (DRF-style). The queue with the lowest share goes first (ties by
+//     name). Closed/Closing queues get nothing; a queue whose allocated has reached its
+//     deserved in every dimension (overused) gets nothing more; a task that would take a
+//     queue past its capability is not placed. Jobs whose queue is not in the snapshot fall
+//     into `default_queue`.
+//   * jobs inside a queue: priority (higher first), then jobs not yet ready before ready
+//     ones, then creation time, then uid. One job is visited per queue turn (the queue goes
+//     back into the queue order after each visit, so queues interleave).
+//   * gang: during a visit tasks are placed until the job is ready (tasks already
+//     Allocated/Binding/Bound/Running/Succeeded + placed >= minAvailable); then the visit's
+//     placements are committed and, if pending tasks remain, the job goes back into its queue
+//     for a later turn (one more task per turn). A visit that ends with the job not ready
+//     discards every tentative placement of that visit (their resources are free again for
+//     the next job). A job with fewer valid tasks than minAvailable is not tried.
+//   * tasks: Pending and not scheduling-gated, by priority, creation time, then uid. A task
+//     that fits no node ends the job's visit.
+//   * predicates per task and node: unschedulable (unless the node.kubernetes.io/
+//     unschedulable:NoSchedule taint is tolerated), nodeSelector, NoSchedule/NoExecute
+//     taints, max pods, resources (request <= idle minus this session's placements, Volcano
+//     LessEqual with missing dimensions as zero; the `pods` dimension is the max-pods check).
+//   * score: binpack (most allocated after placement) or least-allocated, weighted over cpu,
+//     memory and the configured scalars; ties go to the smaller node name.
+//
+// Thread-safety: a pure function; the snapshot must not be mutated while it runs.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/cluster_info.h"
+#include "api/job_info.h"
+#include "api/resource.h"
+
+namespace volcache {
+
+enum class ScoreStrategy : uint8_t { kBinpack, kLeastAllocated };
+std::string_view ScoreStrategyName(ScoreStrategy s);
+
+struct SessionOptions {
+  ScoreStrategy score = ScoreStrategy::kBinpack;
+  int64_t cpu_weight = 1;
+  int64_t memory_weight = 1;
+  // Scalar resources the score counts, with their weights (others are only checked for fit).
+  std::map<std::string, int64_t, std::less<>> scalar_weights = {{"nvidia.com/gpu", 1}};
+  // Queue for jobs whose queue is not in the snapshot.
+  std::string default_queue = "default";
+};
+
+// One task placed on one node (committed: its job's gang is satisfied).
+struct Placement {
+  JobId job;
+  std::string task_uid;
+  std::string task_key;  // "namespace/name", what CacheRuntime::Bind takes
+  std::string node;
+};
+
+// Every job with at least one schedulable pending task gets one.
+struct JobOutcome {
+  JobId job;
+  std::string queue;
+  int32_t pending = 0;  // schedulable pending tasks at session open
+  int32_t placed = 0;   // committed placements
+  bool ready = false;   // gang satisfied at the end of the session
+  // Why tasks stayed pending ("" when all were placed), e.g.
+  // "3/3 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient cpu."
+  std::string reason;
+  // Task uid → why it fits no node (kube-scheduler style "0/N nodes are available: ...").
+  std::vector<std::pair<std::string, std::string>> task_fit_errors;
+};
+
+struct QueueOutcome {
+  std::string name;
+  int32_t weight = 1;
+  Resource request;    // allocated + schedulable pending, at session open
+  Resource deserved;   // water-filled share, capped by capability and request
+  Resource allocated;  // at session close, including this session's placements
+  double share = 0;    // max over dimensions of allocated / deserved
+  bool overused = false;  // allocated >= deserved in every dimension at close
+  bool closed = false;
+};
+
+struct AllocationPlan {
+  std::vector<Placement> placements;  // commit order
+  std::vector<JobOutcome> jobs;       // sorted by job uid
+  std::vector<QueueOutcome> queues;   // sorted by name; queues holding jobs only
+  int64_t discarded = 0;              // tentative placements thrown away (gangs that failed)
+};
+
+AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options = {});
+
+// The deserved water-filling on its own (exposed for tests and reports): per dimension,
+// `total` is shared in proportion to `weights`, no queue getting more than its `caps` entry
+// in that dimension (absent scalar in a cap = 0), and what a capped queue cannot use goes
+// to the others. Dimensions are cpu, memory and the scalars of `total` except `pods`.
+std::vector<Resource> WaterFill(const Resource& total, const std::vector<int32_t>& weights,
+                                const std::vector<Resource>& caps);
+
+}  // namespace volcache

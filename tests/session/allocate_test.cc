@@ -1,0 +1,450 @@
+// Allocate: the reference session's allocation step on small clusters with exact expected
+// placements — gang all-or-nothing, queue proportion and capability, job order, each
+// predicate both ways, binpack versus least-allocated.
+#include "session/allocate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "api/resource_list.h"
+#include "tests/fakes/cluster_builders.h"
+
+namespace volcache {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::MakePriorityClass;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PodGroupBuilder;
+using testing::QueueBuilder;
+using testing::Resources;
+
+constexpr int64_t kGi = 1024ll * 1024 * 1024;
+
+struct World {
+  World() { h.cache->EnsureDefaultQueues(); }
+
+  void Node(const NodeBuilder& b) { h.PutNode(b); }
+  void Queue(const QueueBuilder& q) { ASSERT_TRUE(h.cache->AddQueue(q.Ptr()).ok()); }
+  void Group(const PodGroupBuilder& pg) { ASSERT_TRUE(h.cache->AddPodGroup(pg.Ptr()).ok()); }
+  void Pod(const PodBuilder& p) { ASSERT_TRUE(h.PutPod(p).ok()); }
+  void Pod(const k8s::Pod& p) { ASSERT_TRUE(h.PutPod(std::make_shared<const k8s::Pod>(p)).ok()); }
+  // A job "ns/<name>" of `n` tasks <name>-0.. requesting cpu/memory, gang `min`.
+  void Job(const std::string& name, int n, int min, const char* cpu = "1", const char* mem = "1Gi",
+           const std::string& queue = "", k8s::TimeMs created = 0, const std::string& pc = "") {
+    PodGroupBuilder pg("ns", name);
+    pg.MinMember(min).CreationTimestamp(created);
+    if (!queue.empty()) pg.Queue(queue);
+    if (!pc.empty()) pg.PriorityClassName(pc);
+    Group(pg);
+    for (int i = 0; i < n; ++i) Pod(PodBuilder("ns", name + "-" + std::to_string(i)).Group(name).Request(cpu, mem));
+  }
+
+  AllocationPlan Run(const SessionOptions& o = {}) {
+    auto snap = h.cache->Snapshot();
+    return Allocate(*snap, o);
+  }
+
+  testing::CacheHarness h;
+};
+
+std::map<std::string, std::string> Placed(const AllocationPlan& plan) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : plan.placements) out[p.task_key] = p.node;
+  return out;
+}
+
+const JobOutcome* FindJob(const AllocationPlan& plan, const std::string& uid) {
+  for (const auto& j : plan.jobs)
+    if (j.job == uid) return &j;
+  return nullptr;
+}
+
+const QueueOutcome* FindQueue(const AllocationPlan& plan, const std::string& name) {
+  for (const auto& q : plan.queues)
+    if (q.name == name) return &q;
+  return nullptr;
+}
+
+int PlacedInQueue(const AllocationPlan& plan, const std::string& queue) {
+  int n = 0;
+  for (const auto& j : plan.jobs)
+    if (j.queue == queue) n += j.placed;
+  return n;
+}
+
+// ------------------------------------------------------------------ gang
+
+TEST(AllocateTest, GangThatFitsOnlyTwoOfThreePlacesNothingAndFreesItsResources) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("2", "8Gi"));
+  w.Job("a", 3, 3, "1", "1Gi", "", /*created=*/1);
+  w.Job("b", 2, 2, "1", "1Gi", "", /*created=*/2);
+  AllocationPlan plan = w.Run();
+  // a goes first (older), places two tentatively, fails the third, discards both; b then
+  // gets the very resources a gave back.
+  EXPECT_EQ(Placed(plan), (std::map<std::string, std::string>{{"ns/b-0", "n1"}, {"ns/b-1", "n1"}}));
+  EXPECT_EQ(plan.discarded, 2);
+  const JobOutcome* a = FindJob(plan, "ns/a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(a->ready);
+  EXPECT_EQ(a->placed, 0);
+  EXPECT_EQ(a->reason, "3/3 tasks in gang unschedulable: 0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_THAT(a->task_fit_errors,
+              ElementsAre(std::pair<std::string, std::string>{"uid-ns-a-2", "0/1 nodes are available: 1 Insufficient cpu."}));
+  const JobOutcome* b = FindJob(plan, "ns/b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->ready);
+  EXPECT_EQ(b->placed, 2);
+  EXPECT_EQ(b->reason, "");
+}
+
+TEST(AllocateTest, TasksBeyondMinAvailableArePlacedWhenTheyFit) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("3", "8Gi"));
+  w.Job("a", 4, 2);
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(plan.placements.size(), 3u);
+  const JobOutcome* a = FindJob(plan, "ns/a");
+  EXPECT_TRUE(a->ready);
+  EXPECT_EQ(a->placed, 3);
+  EXPECT_EQ(a->reason, "1/4 pending tasks not placed: 0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(plan.discarded, 0);
+}
+
+TEST(AllocateTest, GangCountsTasksAlreadyRunning) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("3", "8Gi"));
+  w.Group(PodGroupBuilder("ns", "a").MinMember(3));
+  w.Pod(PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").NodeName("n1").Phase("Running"));
+  w.Pod(PodBuilder("ns", "a-1").Group("a").Request("1", "1Gi").NodeName("n1").Phase("Running"));
+  w.Pod(PodBuilder("ns", "a-2").Group("a").Request("1", "1Gi"));
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(Placed(plan), (std::map<std::string, std::string>{{"ns/a-2", "n1"}}));
+  EXPECT_TRUE(FindJob(plan, "ns/a")->ready);
+}
+
+TEST(AllocateTest, GangWithFewerValidTasksThanMinAvailableIsNotTried) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "8Gi"));
+  w.Job("a", 2, 3);
+  AllocationPlan plan = w.Run();
+  EXPECT_THAT(plan.placements, IsEmpty());
+  EXPECT_EQ(plan.discarded, 0);
+  EXPECT_THAT(FindJob(plan, "ns/a")->reason, HasSubstr("not enough valid tasks for gang-scheduling, valid: 2, min: 3"));
+}
+
+TEST(AllocateTest, SchedulingGatedTasksAreNotPlaced) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "8Gi"));
+  w.Group(PodGroupBuilder("ns", "a").MinMember(1));
+  k8s::Pod gated = PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").Build();
+  gated.spec.scheduling_gates.push_back("example.com/wait");
+  w.Pod(gated);
+  w.Pod(PodBuilder("ns", "a-1").Group("a").Request("1", "1Gi"));
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(Placed(plan), (std::map<std::string, std::string>{{"ns/a-1", "n1"}}));
+  EXPECT_EQ(FindJob(plan, "ns/a")->pending, 1);
+}
+
+// ------------------------------------------------------------------ queues
+
+TEST(AllocateTest, QueuesShareByWeightOneToThree) {
+  World w;
+  for (int i = 1; i <= 4; ++i) w.Node(NodeBuilder("n" + std::to_string(i)).Allocatable("4", "16Gi"));
+  w.Queue(QueueBuilder("qa").Weight(1));
+  w.Queue(QueueBuilder("qb").Weight(3));
+  for (int i = 0; i < 16; ++i) {
+    w.Job("a" + std::to_string(i), 1, 1, "1", "1Gi", "qa", i);
+    w.Job("b" + std::to_string(i), 1, 1, "1", "1Gi", "qb", i);
+  }
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(plan.placements.size(), 16u);
+  EXPECT_EQ(PlacedInQueue(plan, "qa"), 4);
+  EXPECT_EQ(PlacedInQueue(plan, "qb"), 12);
+  const QueueOutcome* qa = FindQueue(plan, "qa");
+  const QueueOutcome* qb = FindQueue(plan, "qb");
+  ASSERT_NE(qa, nullptr);
+  ASSERT_NE(qb, nullptr);
+  EXPECT_EQ(qa->deserved.milli_cpu(), 4000);
+  EXPECT_EQ(qb->deserved.milli_cpu(), 12000);
+  EXPECT_EQ(qa->deserved.memory(), 16 * kGi);  // capped by its request; the rest is qb's
+  EXPECT_EQ(qb->deserved.memory(), 16 * kGi);
+  EXPECT_DOUBLE_EQ(qa->share, 1.0);
+  EXPECT_DOUBLE_EQ(qb->share, 1.0);
+  // Older jobs first inside each queue.
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(FindJob(plan, "ns/a" + std::to_string(i))->ready) << i;
+  EXPECT_FALSE(FindJob(plan, "ns/a4")->ready);
+}
+
+TEST(AllocateTest, QueuesInterleaveMultiTaskJobsOneTaskPerTurnOnceReady) {
+  // Two big jobs without a gang (minAvailable 1): after the first task each gets one more
+  // task per turn, so the 1:3 split holds within one task.
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "64Gi"));
+  w.Queue(QueueBuilder("qa").Weight(1));
+  w.Queue(QueueBuilder("qb").Weight(3));
+  w.Job("a", 8, 1, "1", "1Gi", "qa");
+  w.Job("b", 8, 1, "1", "1Gi", "qb");
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(PlacedInQueue(plan, "qa"), 2);
+  EXPECT_EQ(PlacedInQueue(plan, "qb"), 6);
+}
+
+TEST(AllocateTest, CapabilityCapsAQueueAndItsDeservedGoesToTheOthers) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "64Gi"));
+  w.Queue(QueueBuilder("qa").Weight(1).Capability(Resources({{"cpu", "2"}})));
+  w.Queue(QueueBuilder("qb").Weight(1));
+  for (int i = 0; i < 8; ++i) {
+    w.Job("a" + std::to_string(i), 1, 1, "1", "1Gi", "qa", i);
+    w.Job("b" + std::to_string(i), 1, 1, "1", "1Gi", "qb", i);
+  }
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(PlacedInQueue(plan, "qa"), 2);
+  EXPECT_EQ(PlacedInQueue(plan, "qb"), 6);
+  EXPECT_EQ(FindQueue(plan, "qa")->deserved.milli_cpu(), 2000);
+  EXPECT_EQ(FindQueue(plan, "qb")->deserved.milli_cpu(), 6000);
+  EXPECT_THAT(FindJob(plan, "ns/a2")->reason, HasSubstr("qa"));
+}
+
+TEST(AllocateTest, CapabilityStopsAQueueEvenWhenTheClusterIsIdle) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "64Gi"));
+  w.Queue(QueueBuilder("qa").Capability(Resources({{"cpu", "3"}})));
+  w.Job("a", 4, 1, "1", "1Gi", "qa");
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(plan.placements.size(), 3u);
+  const JobOutcome* a = FindJob(plan, "ns/a");
+  EXPECT_EQ(a->reason, "1/4 pending tasks not placed: queue qa capability reached (cpu)");
+}
+
+TEST(AllocateTest, ClosedQueueGetsNothing) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "64Gi"));
+  w.Queue(QueueBuilder("qa").State("Closed"));
+  w.Job("a", 1, 1, "1", "1Gi", "qa");
+  AllocationPlan plan = w.Run();
+  EXPECT_THAT(plan.placements, IsEmpty());
+  EXPECT_THAT(FindJob(plan, "ns/a")->reason, HasSubstr("queue qa is closed"));
+  EXPECT_TRUE(FindQueue(plan, "qa")->closed);
+}
+
+TEST(AllocateTest, WaterFillRedistributesWhatCappedQueuesCannotUse) {
+  Resource total(12000, 0);
+  // Caps: q0 needs only 1 cpu, q1 up to 100, q2 up to 100; weights 1:1:2.
+  auto d = WaterFill(total, {1, 1, 2}, {Resource(1000, 0), Resource(100000, 0), Resource(100000, 0)});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].milli_cpu(), 1000);
+  EXPECT_EQ(d[1].milli_cpu(), 11000 / 3);
+  EXPECT_EQ(d[2].milli_cpu(), 22000 / 3);
+  // Everything fits under the caps: everyone gets its cap.
+  d = WaterFill(total, {1, 5}, {Resource(2000, 0), Resource(3000, 0)});
+  EXPECT_EQ(d[0].milli_cpu(), 2000);
+  EXPECT_EQ(d[1].milli_cpu(), 3000);
+  // Scalars take part; an absent cap is zero.
+  Resource gpus(0, 0, {{"nvidia.com/gpu", 8000}});
+  d = WaterFill(gpus, {1, 1}, {Resource(0, 0, {{"nvidia.com/gpu", 8000}}), Resource(0, 0)});
+  EXPECT_EQ(d[0].Get("nvidia.com/gpu"), 8000);
+  EXPECT_EQ(d[1].Get("nvidia.com/gpu"), 0);
+}
+
+// ------------------------------------------------------------------ job order
+
+TEST(AllocateTest, HigherPriorityJobGoesFirst) {
+  World w;
+  ASSERT_TRUE(w.h.cache->AddPriorityClass(MakePriorityClass("high", 100)).ok());
+  ASSERT_TRUE(w.h.cache->AddPriorityClass(MakePriorityClass("low", 10)).ok());
+  w.Node(NodeBuilder("n1").Allocatable("1", "8Gi"));
+  w.Job("old-low", 1, 1, "1", "1Gi", "", /*created=*/1, "low");
+  w.Job("new-high", 1, 1, "1", "1Gi", "", /*created=*/2, "high");
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(Placed(plan), (std::map<std::string, std::string>{{"ns/new-high-0", "n1"}}));
+}
+
+TEST(AllocateTest, OlderJobGoesFirstThenSmallerUid) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("1", "8Gi"));
+  w.Job("b", 1, 1, "1", "1Gi", "", /*created=*/1);
+  w.Job("a", 1, 1, "1", "1Gi", "", /*created=*/2);
+  EXPECT_EQ(Placed(w.Run()), (std::map<std::string, std::string>{{"ns/b-0", "n1"}}));
+
+  World same;
+  same.Node(NodeBuilder("n1").Allocatable("1", "8Gi"));
+  same.Job("b", 1, 1, "1", "1Gi", "", 5);
+  same.Job("a", 1, 1, "1", "1Gi", "", 5);
+  EXPECT_EQ(Placed(same.Run()), (std::map<std::string, std::string>{{"ns/a-0", "n1"}}));
+}
+
+// ------------------------------------------------------------------ predicates
+
+struct PredicateCase {
+  const char* name;
+  NodeBuilder node;
+  std::function<void(k8s::Pod&)> pod;
+  bool fits;
+  const char* reason;  // when it does not fit
+};
+
+k8s::Toleration Tol(std::string key, std::string op, std::string value, std::string effect) {
+  k8s::Toleration t;
+  t.key = std::move(key);
+  t.operator_ = std::move(op);
+  t.value = std::move(value);
+  t.effect = std::move(effect);
+  return t;
+}
+
+TEST(AllocateTest, PredicatesBothWays) {
+  auto base = [] { return NodeBuilder("n1").Allocatable("4", "8Gi"); };
+  auto none = [](k8s::Pod&) {};
+  const std::vector<PredicateCase> cases = {
+      {"resources fit", base(), none, true, ""},
+      {"cpu short", NodeBuilder("n1").Allocatable("500m", "8Gi"), none, false, "1 Insufficient cpu"},
+      {"cpu and memory short", NodeBuilder("n1").Allocatable("500m", "512Mi"), none, false,
+       "1 Insufficient cpu, 1 Insufficient memory"},
+      {"max pods reached", NodeBuilder("n1").Allocatable("4", "8Gi", "0"), none, false, "1 Too many pods"},
+      {"selector matches", base().Label("disk", "ssd"), [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; },
+       true, ""},
+      {"selector value differs", base().Label("disk", "hdd"),
+       [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; }, false,
+       "1 node(s) didn't match Pod's node affinity/selector"},
+      {"selector label absent", base(), [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; }, false,
+       "1 node(s) didn't match Pod's node affinity/selector"},
+      {"NoSchedule taint untolerated", base().Taint("gpu", "true", "NoSchedule"), none, false,
+       "1 node(s) had untolerated taint {gpu: true}"},
+      {"NoExecute taint untolerated", base().Taint("gpu", "true", "NoExecute"), none, false,
+       "1 node(s) had untolerated taint {gpu: true}"},
+      {"PreferNoSchedule ignored", base().Taint("gpu", "true", "PreferNoSchedule"), none, true, ""},
+      {"tolerated by Equal", base().Taint("gpu", "true", "NoSchedule"),
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Equal", "true", "NoSchedule")); }, true, ""},
+      {"Equal with another value", base().Taint("gpu", "true", "NoSchedule"),
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Equal", "false", "NoSchedule")); }, false,
+       "1 node(s) had untolerated taint {gpu: true}"},
+      {"tolerated by Exists, any effect", base().Taint("gpu", "true", "NoExecute"),
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Exists", "", "")); }, true, ""},
+      {"other effect not tolerated", base().Taint("gpu", "true", "NoExecute"),
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Exists", "", "NoSchedule")); }, false,
+       "1 node(s) had untolerated taint {gpu: true}"},
+      {"empty key Exists tolerates all", base().Taint("a", "1", "NoSchedule").Taint("b", "2", "NoExecute"),
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("", "Exists", "", "")); }, true, ""},
+      {"unschedulable", base().Unschedulable(), none, false, "1 node(s) were unschedulable"},
+      {"unschedulable tolerated", base().Unschedulable(),
+       [](k8s::Pod& p) {
+         p.spec.tolerations.push_back(Tol("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"));
+       },
+       true, ""},
+  };
+  for (const auto& c : cases) {
+    World w;
+    w.Node(c.node);
+    w.Group(PodGroupBuilder("ns", "a").MinMember(1));
+    k8s::Pod pod = PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").Build();
+    c.pod(pod);
+    w.Pod(pod);
+    AllocationPlan plan = w.Run();
+    if (c.fits) {
+      EXPECT_EQ(Placed(plan), (std::map<std::string, std::string>{{"ns/a-0", "n1"}})) << c.name;
+    } else {
+      EXPECT_THAT(plan.placements, IsEmpty()) << c.name;
+      ASSERT_EQ(plan.jobs.size(), 1u) << c.name;
+      EXPECT_EQ(plan.jobs[0].reason,
+                std::string("1/1 tasks in gang unschedulable: 0/1 nodes are available: ") + c.reason + ".")
+          << c.name;
+    }
+  }
+}
+
+TEST(AllocateTest, MaxPodsCountsTasksPlacedInThisSession) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("8", "8Gi", "2"));
+  w.Job("a", 3, 1);
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(plan.placements.size(), 2u);
+  EXPECT_THAT(FindJob(plan, "ns/a")->reason, HasSubstr("1 Too many pods"));
+}
+
+TEST(AllocateTest, FitErrorHistogramsReasonsOverNodes) {
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("500m", "8Gi"));
+  w.Node(NodeBuilder("n2").Allocatable("500m", "8Gi"));
+  w.Node(NodeBuilder("n3").Allocatable("4", "8Gi").Unschedulable());
+  w.Job("a", 1, 1);
+  AllocationPlan plan = w.Run();
+  EXPECT_EQ(FindJob(plan, "ns/a")->task_fit_errors[0].second,
+            "0/3 nodes are available: 2 Insufficient cpu, 1 node(s) were unschedulable.");
+}
+
+// ------------------------------------------------------------------ score
+
+TEST(AllocateTest, BinpackPrefersTheFullerNodeLeastAllocatedTheEmptierOne) {
+  auto build = [](World& w) {
+    w.Node(NodeBuilder("n1").Allocatable("4", "8Gi"));
+    w.Node(NodeBuilder("n2").Allocatable("4", "8Gi"));
+    w.Group(PodGroupBuilder("ns", "run").MinMember(1));
+    w.Pod(PodBuilder("ns", "run-0").Group("run").Request("2", "2Gi").NodeName("n2").Phase("Running"));
+    w.Job("a", 1, 1);
+  };
+  World bp;
+  build(bp);
+  EXPECT_EQ(Placed(bp.Run()), (std::map<std::string, std::string>{{"ns/a-0", "n2"}}));
+  World la;
+  build(la);
+  SessionOptions o;
+  o.score = ScoreStrategy::kLeastAllocated;
+  EXPECT_EQ(Placed(la.Run(o)), (std::map<std::string, std::string>{{"ns/a-0", "n1"}}));
+}
+
+TEST(AllocateTest, BinpackFillsOneNodeBeforeTheNextAndTiesGoToTheSmallerName) {
+  World w;
+  w.Node(NodeBuilder("n2").Allocatable("2", "8Gi"));
+  w.Node(NodeBuilder("n1").Allocatable("2", "8Gi"));
+  w.Job("a", 3, 1);
+  EXPECT_EQ(Placed(w.Run()),
+            (std::map<std::string, std::string>{{"ns/a-0", "n1"}, {"ns/a-1", "n1"}, {"ns/a-2", "n2"}}));
+  SessionOptions o;
+  o.score = ScoreStrategy::kLeastAllocated;
+  EXPECT_EQ(Placed(w.Run(o)),
+            (std::map<std::string, std::string>{{"ns/a-0", "n1"}, {"ns/a-1", "n2"}, {"ns/a-2", "n1"}}));
+}
+
+TEST(AllocateTest, BinpackWeighsGpus) {
+  // n1 has a GPU half used and lots of free cpu; n2 has free GPUs but busy cpu. A GPU task
+  // with a heavy GPU weight goes to the node whose GPUs are fuller.
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable(Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
+  w.Node(NodeBuilder("n2").Allocatable(Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
+  w.Group(PodGroupBuilder("ns", "run").MinMember(1));
+  w.Pod(PodBuilder("ns", "g-0").Group("run").Container(Resources({{"cpu", "1"}, {"nvidia.com/gpu", "2"}})).NodeName("n1").Phase("Running"));
+  w.Pod(PodBuilder("ns", "c-0").Group("run").Container(Resources({{"cpu", "12"}})).NodeName("n2").Phase("Running"));
+  w.Group(PodGroupBuilder("ns", "a").MinMember(1));
+  w.Pod(PodBuilder("ns", "a-0").Group("a").Container(Resources({{"cpu", "1"}, {"nvidia.com/gpu", "1"}})));
+  SessionOptions o;
+  o.scalar_weights = {{"nvidia.com/gpu", 10}};
+  EXPECT_EQ(Placed(w.Run(o)), (std::map<std::string, std::string>{{"ns/a-0", "n1"}}));
+  o.scalar_weights = {};  // cpu alone: n2 is fuller
+  EXPECT_EQ(Placed(w.Run(o)), (std::map<std::string, std::string>{{"ns/a-0", "n2"}}));
+}
+
+TEST(AllocateTest, SameSnapshotSamePlan) {
+  World w;
+  for (int i = 0; i < 5; ++i) w.Node(NodeBuilder("n" + std::to_string(i)).Allocatable("3", "8Gi"));
+  for (int i = 0; i < 10; ++i) w.Job("j" + std::to_string(i), 3, 2, "1", "1Gi", "", i % 3);
+  auto snap = w.h.cache->Snapshot();
+  AllocationPlan a = Allocate(*snap), b = Allocate(*snap);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  for (size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].task_key, b.placements[i].task_key);
+    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
+  }
+  EXPECT_EQ(a.placements.size(), 15u);
+}
+
+}  // namespace
+}  // namespace volcache
