@@ -1,0 +1,239 @@
+#include "kube/connector.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "api/fmt.h"
+
+namespace volcache::kube {
+
+namespace {
+
+constexpr ResourceKind kAllKinds[] = {ResourceKind::kPods,   ResourceKind::kNodes,           ResourceKind::kPodGroups,
+                                      ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas};
+
+template <typename T>
+std::shared_ptr<const T> As(const ObjectPtr& obj) {
+  return std::shared_ptr<const T>(obj, &std::get<T>(*obj));
+}
+
+}  // namespace
+
+// Applies one reflector's changes to the cache.
+class Connector::Feeder final : public ReflectorHandler {
+ public:
+  Feeder(Connector* conn, ResourceKind kind) : conn_(conn), kind_(kind) {}
+  void Bind(SchedulerCache* cache) { cache_ = cache; }
+
+  void OnAdd(const ObjectPtr& obj) override {
+    if (kind_ == ResourceKind::kPods) {
+      if (!Responsible(*obj)) return Filtered();
+      return Report(obj, "add", cache_->AddPod(As<k8s::Pod>(obj)), obj);
+    }
+    Report(obj, "add", cache_->Apply(SchedulerCache::EventType::kAdd, *obj), obj);
+  }
+
+  void OnUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj) override {
+    switch (kind_) {
+      case ResourceKind::kPods: {
+        bool was = Responsible(*old_obj), is = Responsible(*new_obj);
+        if (was && is) {
+          Report(new_obj, "update", cache_->UpdatePod(As<k8s::Pod>(old_obj), As<k8s::Pod>(new_obj)), new_obj);
+        } else if (is) {
+          Report(new_obj, "add", cache_->AddPod(As<k8s::Pod>(new_obj)), new_obj);
+        } else if (was) {
+          Report(old_obj, "delete", cache_->DeletePod(std::get<k8s::Pod>(*old_obj)), old_obj);
+        } else {
+          Filtered();
+        }
+        return;
+      }
+      case ResourceKind::kNodes:
+        cache_->UpdateNode(std::get<k8s::Node>(*old_obj), std::get<k8s::Node>(*new_obj));
+        return;
+      case ResourceKind::kPodGroups:
+        Report(new_obj, "update",
+               cache_->UpdatePodGroup(As<k8s::PodGroup>(old_obj), As<k8s::PodGroup>(new_obj)), new_obj);
+        return;
+      case ResourceKind::kQueues:
+        Report(new_obj, "update", cache_->UpdateQueue(As<k8s::Queue>(old_obj), As<k8s::Queue>(new_obj)), new_obj);
+        return;
+      case ResourceKind::kPriorityClasses:
+        Report(new_obj, "update",
+               cache_->UpdatePriorityClass(std::get<k8s::PriorityClass>(*old_obj),
+                                           std::get<k8s::PriorityClass>(*new_obj)),
+               new_obj);
+        return;
+      case ResourceKind::kResourceQuotas:
+        Report(new_obj, "update",
+               cache_->UpdateResourceQuota(std::get<k8s::ResourceQuota>(*old_obj),
+                                           std::get<k8s::ResourceQuota>(*new_obj)),
+               new_obj);
+        return;
+    }
+  }
+
+  void OnDelete(const ObjectPtr& obj, bool final_state_unknown) override {
+    if (kind_ == ResourceKind::kPods && !Responsible(*obj)) {
+      // A tombstone's last version may predate the bind that made it ours: let the cache
+      // decide (it removes the task it holds, or does nothing).
+      if (!final_state_unknown) return Filtered();
+    }
+    Report(obj, final_state_unknown ? "delete (tombstone)" : "delete",
+           cache_->Apply(SchedulerCache::EventType::kDelete, *obj), obj);
+  }
+
+  void OnDecodeError(const Status& error) override { ++conn_->decode_errors_; }
+
+ private:
+  bool Responsible(const k8s::Object& obj) const {
+    const auto& pod = std::get<k8s::Pod>(obj);
+    return pod.spec.scheduler_name == conn_->options_.scheduler_name || !pod.spec.node_name.empty();
+  }
+  void Filtered() { ++conn_->filtered_pods_; }
+  void Report(const ObjectPtr& obj, std::string_view op, const Status& s, const ObjectPtr&) {
+    if (s.ok()) return;
+    ++conn_->cache_errors_;
+    spdlog::warn("cache refused {} of {}: {}", op, k8s::DescribeObject(*obj), s);
+  }
+
+  Connector* conn_;
+  const ResourceKind kind_;
+  SchedulerCache* cache_ = nullptr;
+};
+
+// The ClusterSource over the node and pod reflectors' stores.
+class Connector::Source final : public ClusterSource {
+ public:
+  explicit Source(Connector* conn) : conn_(conn) {}
+  Result<k8s::NodePtr> GetNode(const std::string& name) const override {
+    ObjectPtr obj = conn_->reflector(ResourceKind::kNodes).Get(name);
+    if (!obj) return Status::NotFound("node " + name + " not found");
+    return As<k8s::Node>(obj);
+  }
+  Result<k8s::PodPtr> GetPod(const std::string& ns, const std::string& name) const override {
+    ObjectPtr obj = conn_->reflector(ResourceKind::kPods).Get(ns + "/" + name);
+    if (!obj) return Status::NotFound("pod " + ns + "/" + name + " not found");
+    return As<k8s::Pod>(obj);
+  }
+  std::vector<k8s::NodePtr> ListNodes() const override {
+    std::vector<k8s::NodePtr> out;
+    for (const auto& o : conn_->reflector(ResourceKind::kNodes).List()) out.push_back(As<k8s::Node>(o));
+    return out;
+  }
+  std::vector<k8s::PodPtr> ListPods() const override {
+    std::vector<k8s::PodPtr> out;
+    for (const auto& o : conn_->reflector(ResourceKind::kPods).List()) out.push_back(As<k8s::Pod>(o));
+    return out;
+  }
+
+ private:
+  Connector* conn_;
+};
+
+Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions options)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      source_(std::make_unique<Source>(this)),
+      binder_(client_.get()),
+      evictor_(client_.get(), options_.use_eviction_api),
+      status_(client_.get()),
+      recorder_(client_.get(), options_.event_component) {
+  for (ResourceKind kind : kAllKinds) {
+    feeders_.push_back(std::make_unique<Feeder>(this, kind));
+    reflectors_.push_back(std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), options_.reflector));
+  }
+}
+
+Connector::~Connector() { Stop(); }
+
+const ClusterSource* Connector::source() const { return source_.get(); }
+Binder* Connector::binder() { return &binder_; }
+Evictor* Connector::evictor() { return &evictor_; }
+StatusUpdater* Connector::status_updater() { return &status_; }
+EventRecorder* Connector::event_recorder() { return &recorder_; }
+Reflector& Connector::reflector(ResourceKind kind) { return *reflectors_[static_cast<size_t>(kind)]; }
+
+void Connector::Start(CacheRuntime* runtime) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+  }
+  for (auto& f : feeders_) f->Bind(&runtime->cache());
+  // Queues and priority classes before pods and pod groups is not required (the cache
+  // handles any order), but it makes the first snapshot complete sooner.
+  for (ResourceKind kind : {ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kNodes,
+                            ResourceKind::kPodGroups, ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
+    reflector(kind).Start();
+  }
+  starter_ = std::thread([this, runtime] { Starter(runtime); });
+}
+
+void Connector::Starter(CacheRuntime* runtime) {
+  auto stopping = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
+  };
+  bool root = !options_.create_default_queues, dflt = !options_.create_default_queues;
+  bool marked = false;
+  while (!stopping()) {
+    if (!root) {
+      Status s = CreateQueueIfMissing(client_.get(), "root", /*reclaimable=*/false);
+      root = s.ok();
+      if (!s.ok()) spdlog::warn("{}; retrying", s);
+    }
+    if (!dflt) {
+      Status s = CreateQueueIfMissing(client_.get(), options_.default_queue, /*reclaimable=*/true);
+      dflt = s.ok();
+      if (!s.ok()) spdlog::warn("{}; retrying", s);
+    }
+    if (root && dflt) queues_created_ = true;
+    if (!marked && HasSynced()) {
+      runtime->MarkInitialListsApplied();
+      marked = true;
+      spdlog::info("initial lists applied");
+    }
+    if (marked && root && dflt) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, marked ? options_.queue_retry : std::chrono::milliseconds(10), [&] { return stopping_; });
+  }
+}
+
+bool Connector::HasSynced() const {
+  for (const auto& r : reflectors_) {
+    if (!r->HasSynced()) return false;
+  }
+  return true;
+}
+
+Status Connector::WaitForInitialLists(Duration timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const auto& r : reflectors_) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    VC_RETURN_IF_ERROR(r->WaitForSync(std::max<Duration>(Duration::zero(), left)));
+  }
+  return Status::Ok();
+}
+
+void Connector::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (starter_.joinable()) starter_.join();
+  for (auto& r : reflectors_) r->Stop();
+  recorder_.Stop();
+}
+
+ConnectorStats Connector::stats() const {
+  ConnectorStats s;
+  s.cache_errors = cache_errors_;
+  s.decode_errors = decode_errors_;
+  s.filtered_pods = filtered_pods_;
+  s.queues_created = queues_created_;
+  return s;
+}
+
+}  // namespace volcache::kube

@@ -1,0 +1,104 @@
+#pragma once
+// Connector: volcache against a Kubernetes API server — the reflectors for Pods, Nodes,
+// PodGroups, Queues, PriorityClasses and ResourceQuotas feeding a CacheRuntime's cache, the
+// ClusterSource over their stores, and the REST binder/evictor/status updater/event
+// recorder the runtime borrows (SPEC §6, §7).
+//
+// Wiring (the runtime borrows the connector's pieces, so the connector outlives it):
+//   Connector conn(std::move(client), opts);
+//   CacheRuntime rt(rt_opts, clock, conn.source(), conn.binder(), conn.evictor(),
+//                   conn.status_updater(), conn.event_recorder());
+//   rt.Run(); conn.Start(&rt); rt.WaitForCacheSync(...); ... rt.Stop(); conn.Stop();
+// Start() launches the reflectors and a starter thread that creates the `root` and default
+// queues on the server (retrying until both exist; "already exists" is success) and calls
+// MarkInitialListsApplied() once every reflector has applied its first LIST.
+//
+// Pod filter (SPEC §3): pods whose schedulerName is ours, plus any pod bound to a node.
+// A pod that enters or leaves the filter on an update is added or deleted (client-go's
+// FilteringResourceEventHandler). Cache refusals (bad objects) are logged with the cache's
+// message and counted; they never stop the reflector.
+//
+// Thread-safety: the accessors are safe from any thread; Start/Stop from one thread.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache/cluster_source.h"
+#include "cache/runtime.h"
+#include "kube/reflector.h"
+#include "kube/rest_client.h"
+#include "kube/rest_writers.h"
+
+namespace volcache::kube {
+
+struct ConnectorOptions {
+  std::string scheduler_name = "volcano";
+  std::string default_queue = "default";
+  ReflectorOptions reflector;
+  bool use_eviction_api = false;      // --eviction-api
+  bool create_default_queues = true;  // root + default on the server
+  Duration queue_retry = std::chrono::seconds(1);
+  std::string event_component = "volcano";
+};
+
+struct ConnectorStats {
+  uint64_t cache_errors = 0;   // events the cache refused
+  uint64_t decode_errors = 0;  // objects the decoder refused
+  uint64_t filtered_pods = 0;  // pod events outside the scheduler filter
+  bool queues_created = false;
+};
+
+class Connector {
+ public:
+  Connector(std::unique_ptr<RestClient> client, ConnectorOptions options);
+  ~Connector();  // Stop()
+  Connector(const Connector&) = delete;
+  Connector& operator=(const Connector&) = delete;
+
+  const ClusterSource* source() const;
+  Binder* binder();
+  Evictor* evictor();
+  StatusUpdater* status_updater();
+  EventRecorder* event_recorder();
+  RestClient& client() { return *client_; }
+  Reflector& reflector(ResourceKind kind);
+
+  void Start(CacheRuntime* runtime);
+  // True once every reflector applied its first LIST.
+  bool HasSynced() const;
+  Status WaitForInitialLists(Duration timeout) const;
+  // Stops the reflectors, the starter and the event poster. Call after CacheRuntime::Stop().
+  void Stop();
+
+  ConnectorStats stats() const;
+
+ private:
+  class Feeder;
+  class Source;
+  void Starter(CacheRuntime* runtime);
+
+  std::unique_ptr<RestClient> client_;
+  const ConnectorOptions options_;
+  std::unique_ptr<Source> source_;
+  RestBinder binder_;
+  RestEvictor evictor_;
+  RestStatusUpdater status_;
+  RestEventRecorder recorder_;
+  std::vector<std::unique_ptr<Feeder>> feeders_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;  // indexed by ResourceKind
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  bool started_ = false;   // guarded by mu_
+  std::atomic<uint64_t> cache_errors_{0}, decode_errors_{0}, filtered_pods_{0};
+  std::atomic<bool> queues_created_{false};
+  std::thread starter_;
+};
+
+}  // namespace volcache::kube

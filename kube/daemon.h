@@ -1,0 +1,47 @@
+#pragma once
+// KubeDaemon: everything `volcache serve` runs against a cluster — the REST client, the
+// Connector (reflectors + REST writers) and the CacheRuntime — started in the right order
+// and stopped in the reverse one. The seam for other surfaces (the HTTP admin server, a
+// scheduling session): they borrow runtime() and connector() after Start() returns.
+//
+// Thread-safety: Start/Stop from one thread; runtime()/connector() are safe to use from any
+// thread between them (see their own contracts).
+
+#include <memory>
+
+#include "api/status.h"
+#include "cache/runtime.h"
+#include "kube/connector.h"
+#include "kube/kubeconfig.h"
+#include "kube/rest_client.h"
+
+namespace volcache::kube {
+
+struct DaemonOptions {
+  KubeConfig config;
+  RestClientOptions rest;
+  ConnectorOptions connector;
+  RuntimeOptions runtime;
+  Duration sync_timeout = std::chrono::minutes(5);  // WaitForCacheSync
+};
+
+class KubeDaemon {
+ public:
+  // Builds the client, connector and runtime, runs them and waits for the cache to sync.
+  // On error everything started is stopped again.
+  static Result<std::unique_ptr<KubeDaemon>> Start(DaemonOptions options);
+  ~KubeDaemon();  // Stop()
+
+  CacheRuntime& runtime() { return *runtime_; }
+  Connector& connector() { return *connector_; }
+  // CacheRuntime::Stop (binds in flight finish), then the connector. Idempotent.
+  void Stop();
+
+ private:
+  KubeDaemon() = default;
+  std::unique_ptr<Connector> connector_;
+  std::unique_ptr<CacheRuntime> runtime_;
+  bool stopped_ = false;
+};
+
+}  // namespace volcache::kube

@@ -1,0 +1,435 @@
+#include "kube/rest_client.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "api/k8s/decode.h"
+#include "api/fmt.h"
+#include "workers/rate_limiter.h"
+
+namespace volcache::kube {
+
+namespace {
+
+struct ParsedUrl {
+  bool https = true;
+  std::string host;
+  int port = 443;
+  std::string base_path;  // no trailing slash
+};
+
+Result<ParsedUrl> ParseServer(const std::string& server) {
+  ParsedUrl u;
+  std::string_view s = server;
+  if (s.rfind("https://", 0) == 0) {
+    s.remove_prefix(8);
+  } else if (s.rfind("http://", 0) == 0) {
+    u.https = false;
+    u.port = 80;
+    s.remove_prefix(7);
+  } else {
+    return Status::InvalidArgument(fmt::format("server \"{}\": expected an http(s) URL", server));
+  }
+  size_t slash = s.find('/');
+  std::string_view hostport = s.substr(0, slash);
+  if (slash != std::string_view::npos) u.base_path = std::string(s.substr(slash));
+  while (!u.base_path.empty() && u.base_path.back() == '/') u.base_path.pop_back();
+  if (!hostport.empty() && hostport.front() == '[') {  // [v6]:port
+    size_t close = hostport.find(']');
+    if (close == std::string_view::npos) return Status::InvalidArgument(fmt::format("server \"{}\": bad IPv6 host", server));
+    u.host = std::string(hostport.substr(1, close - 1));
+    hostport.remove_prefix(close + 1);
+    if (!hostport.empty() && hostport.front() == ':') hostport.remove_prefix(1); else hostport = {};
+  } else {
+    size_t colon = hostport.rfind(':');
+    u.host = std::string(hostport.substr(0, colon));
+    hostport = colon == std::string_view::npos ? std::string_view() : hostport.substr(colon + 1);
+  }
+  if (!hostport.empty()) {
+    int port = 0;
+    auto [p, ec] = std::from_chars(hostport.data(), hostport.data() + hostport.size(), port);
+    if (ec != std::errc() || p != hostport.data() + hostport.size() || port <= 0 || port > 65535) {
+      return Status::InvalidArgument(fmt::format("server \"{}\": bad port", server));
+    }
+    u.port = port;
+  }
+  if (u.host.empty()) return Status::InvalidArgument(fmt::format("server \"{}\": missing host", server));
+  return u;
+}
+
+Result<std::string> ReadFile(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::FailedPrecondition(fmt::format("{} {}: cannot read the file", what, path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+template <typename D>
+std::pair<time_t, time_t> SecUsec(D d) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  if (us < 0) us = 0;
+  return {static_cast<time_t>(us / 1000000), static_cast<time_t>(us % 1000000)};
+}
+
+Status TransportError(httplib::Error err, std::string_view method, const std::string& path) {
+  std::string msg = fmt::format("{} {}: {}", method, path, httplib::to_string(err));
+  if (err == httplib::Error::ConnectionTimeout) return Status::DeadlineExceeded(msg);
+  if (err == httplib::Error::Read) return Status::Unavailable(msg + " (connection lost or read timeout)");
+  return Status::Unavailable(msg);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------ WatchHandle
+
+struct WatchHandle::State {
+  std::mutex mu;
+  bool cancelled = false;
+  httplib::ClientImpl* active = nullptr;  // guarded by mu
+};
+
+WatchHandle::WatchHandle() : state_(std::make_shared<State>()) {}
+
+void WatchHandle::Cancel() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->cancelled = true;
+  if (state_->active) state_->active->stop();
+}
+
+bool WatchHandle::cancelled() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->cancelled;
+}
+
+// ------------------------------------------------------------------------- RestClient
+
+struct RestClient::Impl {
+  KubeConfig config;
+  RestClientOptions options;
+  ParsedUrl url;
+  std::unique_ptr<BucketRateLimiter> limiter;
+
+  // TLS material parsed once (SSL_CTX_use_* takes its own references).
+  X509* client_cert = nullptr;
+  EVP_PKEY* client_key = nullptr;
+  std::vector<X509*> ca_certs;
+
+  mutable std::mutex mu;  // guards everything below
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
+  std::string token;
+  std::chrono::steady_clock::time_point token_read;
+  RestClientStats stats;
+
+  ~Impl() {
+    idle.clear();
+    if (client_cert) X509_free(client_cert);
+    if (client_key) EVP_PKEY_free(client_key);
+    for (X509* c : ca_certs) X509_free(c);
+  }
+
+  Status LoadTls() {
+    if (!url.https) return Status::Ok();
+    std::string cert = config.client_cert_pem, key = config.client_key_pem;
+    if (cert.empty() && !config.client_cert_file.empty()) {
+      auto r = ReadFile(config.client_cert_file, "client certificate");
+      if (!r.ok()) return r.status();
+      cert = *r;
+    }
+    if (key.empty() && !config.client_key_file.empty()) {
+      auto r = ReadFile(config.client_key_file, "client key");
+      if (!r.ok()) return r.status();
+      key = *r;
+    }
+    if (!cert.empty()) {
+      BIO* b = BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size()));
+      client_cert = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+      BIO_free(b);
+      if (!client_cert) return Status::InvalidArgument("client certificate: not a PEM certificate");
+      BIO* k = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
+      client_key = PEM_read_bio_PrivateKey(k, nullptr, nullptr, nullptr);
+      BIO_free(k);
+      if (!client_key) return Status::InvalidArgument("client key: not a PEM private key");
+    }
+    std::string ca = config.ca_pem;
+    if (ca.empty() && !config.ca_file.empty()) {
+      auto r = ReadFile(config.ca_file, "certificate authority");
+      if (!r.ok()) return r.status();
+      ca = *r;
+    }
+    if (!ca.empty()) {
+      BIO* b = BIO_new_mem_buf(ca.data(), static_cast<int>(ca.size()));
+      while (X509* c = PEM_read_bio_X509(b, nullptr, nullptr, nullptr)) ca_certs.push_back(c);
+      BIO_free(b);
+      ERR_clear_error();  // the end-of-data "error" after the last certificate
+      if (ca_certs.empty()) return Status::InvalidArgument("certificate authority: no PEM certificate found");
+    }
+    return Status::Ok();
+  }
+
+  std::string Token() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (config.token_file.empty()) return config.token;
+    auto now = std::chrono::steady_clock::now();
+    if (token.empty() || now - token_read > std::chrono::minutes(1)) {
+      auto r = ReadFile(config.token_file, "token file");
+      if (r.ok()) {
+        token = Trim(*r);
+        token_read = now;
+      } else if (token.empty()) {
+        spdlog::warn("{}", r.status().message());
+      }
+    }
+    return token;
+  }
+
+  std::unique_ptr<httplib::ClientImpl> NewClient(Duration read_timeout) {
+    std::unique_ptr<httplib::ClientImpl> c;
+    if (url.https) {
+      auto ssl = std::make_unique<httplib::SSLClient>(url.host, url.port, client_cert, client_key);
+      if (!ca_certs.empty()) {
+        X509_STORE* store = X509_STORE_new();  // owned by the client's SSL_CTX
+        for (X509* cert : ca_certs) X509_STORE_add_cert(store, cert);
+        ssl->set_ca_cert_store(store);
+      }
+      ssl->enable_server_certificate_verification(!config.insecure_skip_tls_verify);
+      c = std::move(ssl);
+    } else {
+      c = std::make_unique<httplib::ClientImpl>(url.host, url.port);
+    }
+    auto [cs, cu] = SecUsec(options.connect_timeout);
+    c->set_connection_timeout(cs, cu);
+    auto [rs, ru] = SecUsec(read_timeout);
+    c->set_read_timeout(rs, ru);
+    auto [ws, wu] = SecUsec(options.request_timeout);
+    c->set_write_timeout(ws, wu);
+    c->set_keep_alive(true);
+    std::string tok = Token();
+    if (!tok.empty()) c->set_bearer_token_auth(tok);
+    if (!config.username.empty()) c->set_basic_auth(config.username, config.password);
+    c->set_default_headers({{"Accept", "application/json"}, {"User-Agent", options.user_agent}});
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats.connections;
+    return c;
+  }
+
+  std::unique_ptr<httplib::ClientImpl> Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        auto c = std::move(idle.back());
+        idle.pop_back();
+        return c;
+      }
+    }
+    return NewClient(options.request_timeout);
+  }
+
+  void Release(std::unique_ptr<httplib::ClientImpl> c) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (idle.size() < options.max_idle_connections) idle.push_back(std::move(c));
+  }
+
+  void Throttle() {
+    if (!limiter) return;
+    Duration d = limiter->When("");
+    if (d > Duration::zero()) std::this_thread::sleep_for(d);
+  }
+};
+
+RestClient::RestClient() : impl_(std::make_unique<Impl>()) {}
+RestClient::~RestClient() = default;
+
+Result<std::unique_ptr<RestClient>> RestClient::Create(const KubeConfig& config, RestClientOptions options) {
+  auto url = ParseServer(config.server);
+  if (!url.ok()) return url.status();
+  std::unique_ptr<RestClient> c(new RestClient());
+  Impl& m = *c->impl_;
+  m.config = config;
+  m.options = options;
+  m.url = *url;
+  if (!m.options.clock) m.options.clock = RealClock::Instance();
+  if (options.qps > 0) m.limiter = std::make_unique<BucketRateLimiter>(options.qps, std::max(1, options.burst), m.options.clock);
+  Status tls = m.LoadTls();
+  if (!tls.ok()) return tls.WithPrefix("kubeconfig context " + config.context);
+  return c;
+}
+
+const std::string& RestClient::server() const { return impl_->config.server; }
+
+RestClientStats RestClient::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->stats;
+}
+
+Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& path, std::string_view body,
+                                    std::string_view content_type) {
+  Impl& m = *impl_;
+  const std::string full = m.url.base_path + path;
+  const std::string ctype(content_type);
+  for (int attempt = 0;; ++attempt) {
+    m.Throttle();
+    auto client = m.Acquire();
+    httplib::Result res = [&] {
+      if (method == "GET") return client->Get(full);
+      if (method == "POST") return client->Post(full, body.data(), body.size(), ctype);
+      if (method == "PUT") return client->Put(full, body.data(), body.size(), ctype);
+      if (method == "PATCH") return client->Patch(full, body.data(), body.size(), ctype);
+      if (body.empty()) return client->Delete(full);
+      return client->Delete(full, body.data(), body.size(), ctype);
+    }();
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      ++m.stats.requests;
+      if (!res) ++m.stats.transport_errors;
+      if (res && res->status == 429) ++m.stats.throttled;
+    }
+    if (!res) return TransportError(res.error(), method, path);  // the connection is dropped
+    HttpResponse out;
+    out.status = res->status;
+    out.body = std::move(res->body);
+    out.retry_after = res->get_header_value("Retry-After");
+    m.Release(std::move(client));
+    if (out.status == 429 && !out.retry_after.empty() && attempt < m.options.max_retries) {
+      int secs = 1;
+      std::from_chars(out.retry_after.data(), out.retry_after.data() + out.retry_after.size(), secs);
+      Duration wait = std::min<Duration>(std::chrono::seconds(std::max(0, secs)), m.options.max_retry_after);
+      std::this_thread::sleep_for(wait);
+      continue;
+    }
+    return out;
+  }
+}
+
+RestClient::StreamResult RestClient::Stream(const std::string& path, Duration read_timeout,
+                                            const std::function<bool(std::string_view)>& on_chunk,
+                                            const WatchHandle& handle) {
+  Impl& m = *impl_;
+  StreamResult out;
+  if (handle.cancelled()) {
+    out.transport = Status::Cancelled("watch cancelled");
+    return out;
+  }
+  m.Throttle();
+  auto client = m.NewClient(read_timeout);  // a stream holds its connection: never pooled
+  client->set_keep_alive(false);
+  {
+    std::lock_guard<std::mutex> lock(handle.state_->mu);
+    if (handle.state_->cancelled) {
+      out.transport = Status::Cancelled("watch cancelled");
+      return out;
+    }
+    handle.state_->active = client.get();
+  }
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    ++m.stats.streams;
+    ++m.stats.requests;
+  }
+  bool stopped_by_receiver = false;
+  const std::string full = m.url.base_path + path;
+  httplib::Result res = client->Get(
+      full, httplib::Headers{},
+      [&](const httplib::Response& r) {
+        out.status = r.status;
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (out.status != 200) {
+          if (out.error_body.size() < (1u << 20)) out.error_body.append(data, n);
+          return true;
+        }
+        if (handle.cancelled() || !on_chunk(std::string_view(data, n))) {
+          stopped_by_receiver = true;
+          return false;
+        }
+        return true;
+      });
+  {
+    std::lock_guard<std::mutex> lock(handle.state_->mu);
+    handle.state_->active = nullptr;
+  }
+  if (handle.cancelled()) {
+    out.transport = Status::Cancelled("watch cancelled");
+  } else if (stopped_by_receiver) {
+    out.transport = Status::Cancelled("stopped by the receiver");
+  } else if (!res) {
+    std::lock_guard<std::mutex> lock(m.mu);
+    ++m.stats.transport_errors;
+    out.transport = TransportError(res.error(), "WATCH", path);
+  } else if (out.status == 0) {
+    out.status = res->status;
+    if (out.status != 200) out.error_body = res->body;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------ errors
+
+Status ApiError(int code, std::string_view body, std::string_view what) {
+  if (code >= 200 && code < 300) return Status::Ok();
+  std::string detail;
+  std::string reason;
+  if (!body.empty()) {
+    auto st = k8s::DecodeApiStatus(body);
+    if (st.ok() && !st->message.empty()) {
+      detail = st->message;
+      reason = st->reason;
+    } else {
+      detail = std::string(body.substr(0, 200));
+      while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
+    }
+  }
+  std::string msg = detail.empty() ? fmt::format("{}: HTTP {}", what, code)
+                                   : fmt::format("{}: HTTP {}: {}", what, code, detail);
+  switch (code) {
+    case 400:
+    case 422:
+      return Status::InvalidArgument(msg);
+    case 401:
+    case 403:
+      return Status::FailedPrecondition(msg + " (check the credentials and RBAC)");
+    case 404:
+      return Status::NotFound(msg);
+    case 409:
+      return reason == "AlreadyExists" ? Status::AlreadyExists(msg) : Status::Conflict(msg);
+    case 410:
+      return Status::FailedPrecondition(msg);
+    case 429:
+      return Status::ResourceExhausted(msg);
+    default:
+      return Status::Unavailable(msg);
+  }
+}
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace volcache::kube

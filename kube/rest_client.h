@@ -1,0 +1,117 @@
+#pragma once
+// RestClient: HTTP(S) to one Kubernetes API server, on cpp-httplib (kept out of this header).
+//
+// Owns a pool of keep-alive connections (requests reuse idle ones; a connection that failed
+// is discarded), the client-side rate limit (token bucket: `qps`, `burst`, defaults
+// 2000/2000 like --kube-api-qps/--kube-api-burst), TLS material (CA, client certificate,
+// insecure-skip-tls-verify) and the bearer token (a token file is re-read every minute, as
+// projected service-account tokens rotate).
+//
+// Do() returns the server's answer for every HTTP status; an error Status only when no
+// answer arrived (Unavailable: connection refused/reset; DeadlineExceeded: timeout). A 429
+// with Retry-After is retried (up to `max_retries`, waiting at most `max_retry_after` each):
+// the server did not act on the request. Nothing else is retried here — callers decide,
+// because a POST that timed out may have been applied. ApiError() turns a non-2xx answer
+// into a Status naming the operation, the HTTP status and the Kubernetes Status message.
+//
+// Stream() runs one streaming GET (watch): the body's chunks go to `on_chunk` as they
+// arrive. A WatchHandle cancels it from another thread.
+//
+// Thread-safety: safe for concurrent use; Do() and Stream() may run on many threads.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "api/status.h"
+#include "kube/kubeconfig.h"
+#include "workers/clock.h"
+
+namespace volcache::kube {
+
+struct RestClientOptions {
+  double qps = 2000;  // --kube-api-qps; <= 0 disables the limit
+  int burst = 2000;   // --kube-api-burst
+  Duration connect_timeout = std::chrono::seconds(10);
+  Duration request_timeout = std::chrono::seconds(30);  // read/write timeout of one request
+  size_t max_idle_connections = 16;
+  int max_retries = 5;                                  // 429 + Retry-After
+  Duration max_retry_after = std::chrono::seconds(10);
+  std::string user_agent = "volcache/0.1";
+  std::shared_ptr<Clock> clock;  // the rate limiter's time; RealClock::Instance() when null
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string retry_after;  // the Retry-After header, if any
+};
+
+struct RestClientStats {
+  uint64_t requests = 0;         // requests sent (including retries)
+  uint64_t transport_errors = 0; // no answer
+  uint64_t throttled = 0;        // 429 answers
+  uint64_t connections = 0;      // connections opened
+  uint64_t streams = 0;          // streams started
+};
+
+// Cancels a Stream() from another thread. Cheap to copy (shared state).
+class WatchHandle {
+ public:
+  WatchHandle();
+  // Aborts the stream in progress (closing its socket) and makes later streams under this
+  // handle return at once. Safe to call repeatedly and concurrently.
+  void Cancel() const;
+  bool cancelled() const;
+
+ private:
+  friend class RestClient;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+class RestClient {
+ public:
+  static Result<std::unique_ptr<RestClient>> Create(const KubeConfig& config, RestClientOptions options = {});
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // `path` includes the query string. `method` is GET, POST, PUT, PATCH or DELETE.
+  Result<HttpResponse> Do(std::string_view method, const std::string& path, std::string_view body = {},
+                          std::string_view content_type = "application/json");
+
+  struct StreamResult {
+    int status = 0;          // HTTP status (0: no answer)
+    std::string error_body;  // the body of a non-200 answer
+    Status transport;        // OK when the stream ended cleanly (server closed it)
+  };
+  // A streaming GET. For a 200 answer every body chunk goes to `on_chunk` (return false to
+  // stop). `read_timeout` bounds the silence between chunks (set it above the server's
+  // timeoutSeconds). Returns when the server ends the stream, on error, or on cancel.
+  StreamResult Stream(const std::string& path, Duration read_timeout,
+                      const std::function<bool(std::string_view chunk)>& on_chunk, const WatchHandle& handle);
+
+  const std::string& server() const;
+  RestClientStats stats() const;
+
+ private:
+  RestClient();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A Status for a non-2xx answer: "<what>: HTTP <code>: <Status.message or body excerpt>".
+// 404 NotFound, 409 Conflict (AlreadyExists when reason says so), 429 ResourceExhausted,
+// 400/422 InvalidArgument, 401/403 FailedPrecondition (credentials/RBAC), 5xx and other
+// codes Unavailable, 410 FailedPrecondition ("Gone"). OK for 2xx.
+Status ApiError(int http_status, std::string_view body, std::string_view what);
+
+// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace volcache::kube

@@ -1,0 +1,88 @@
+#pragma once
+// AdminServer: volcache's HTTP admin surface (SPEC §8; endpoints and metrics in
+// docs/ADMIN.md).
+//
+//   GET /healthz          200 "ok" while the process serves HTTP
+//   GET /readyz           200 "ok" once `ready()` is true (the cache synced), else 503
+//   GET /metrics          the registry in the Prometheus text format 0.0.4
+//   GET /debug/cache      SchedulerCache::Dump() (SPEC §8 JSON)
+//   GET /debug/snapshot   a fresh snapshot: counts and how long it took, plus the snapshot
+//                         itself (DumpClusterInfo) unless ?summary=1
+//   GET /debug/compare    the cache against the cluster source (SchedulerCache::Compare) and
+//                         the accounting invariants (CheckInvariants)
+// HEAD works wherever GET does. Errors are JSON `{"error":"..."}`: 401 without the bearer
+// token (when one is configured), 404 unknown path, 405 other methods on a known path (with
+// `Allow`), 413 request bodies over `max_body_bytes`, 503 not ready / no cache attached.
+// /healthz and /readyz never require the token: probes (kubelet, load balancers) carry no
+// credentials, and the answers reveal nothing but liveness.
+//
+// Binds to loopback by default; anything wider is the operator's explicit choice
+// (`--listen 0.0.0.0:8080`), ideally with `--admin-token-file`.
+//
+// Usage (the daemon commands):
+//   metrics::Registry registry;
+//   CacheMetrics cache_metrics(&registry, &runtime);           // session: ObserveSnapshot(d)
+//   AdminServer admin(options, &runtime, &registry, [&] { return runtime.synced(); });
+//   if (Status s = admin.Start(); !s.ok()) { ...exit... }     // admin.port() is the real port
+//   ... run ...
+//   admin.Stop();                                              // also in the destructor
+//
+// Borrows: the runtime and the registry (either may be null: the endpoints that need them
+// answer 503) must outlive the server, or at least Stop().
+// Thread-safety: Start/Stop/port may be called from any thread; requests are served on the
+// server's own threads (`threads`), concurrently.
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/status.h"
+
+namespace volcache {
+
+class CacheRuntime;
+namespace metrics {
+class Registry;
+}
+
+struct AdminOptions {
+  // host:port; "[::1]:8080" for IPv6. Port 0 picks a free port (see AdminServer::port()).
+  std::string listen = "127.0.0.1:8080";
+  // When non-empty, every endpoint but /healthz and /readyz needs
+  // `Authorization: Bearer <token>`.
+  std::string bearer_token;
+  size_t max_body_bytes = 64 * 1024;  // larger bodies get 413
+  int threads = 4;                    // requests served concurrently
+};
+
+// Splits "host:port" / "[v6]:port". InvalidArgument naming the input when malformed or the
+// port is out of 0..65535.
+Status ParseListenAddress(const std::string& listen, std::string* host, int* port);
+
+class AdminServer {
+ public:
+  // `ready` decides /readyz; null means runtime->synced() (false without a runtime).
+  AdminServer(AdminOptions options, CacheRuntime* runtime, metrics::Registry* registry,
+              std::function<bool()> ready = nullptr);
+  ~AdminServer();  // Stop()
+  AdminServer(const AdminServer&) = delete;
+  AdminServer& operator=(const AdminServer&) = delete;
+
+  // Binds and starts serving on a background thread; returns once requests are accepted.
+  // InvalidArgument for a bad address, Unavailable when the address cannot be bound.
+  // Starting twice is FailedPrecondition.
+  Status Start();
+  // Stops accepting, finishes the requests in progress and joins the threads. Idempotent.
+  void Stop();
+  // The bound port (the ephemeral one when the options said 0); 0 before Start.
+  int port() const;
+  // "http://host:port" for logs and tests.
+  std::string url() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace volcache

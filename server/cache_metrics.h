@@ -1,0 +1,56 @@
+#pragma once
+// CacheMetrics: registers volcache's metrics for one CacheRuntime in a metrics::Registry and
+// keeps them current (docs/ADMIN.md lists every metric).
+//
+//  - Event-driven: bind batch size and latency (it takes the runtime's bind observer —
+//    SetBindObserver has one slot, so nothing else may set it while this object lives), the
+//    wait of items in the node, errTasks and deletedJobs queues (it takes those queues'
+//    wait observers too), and the session's snapshot duration through ObserveSnapshot().
+//  - At scrape time (a registry collector): totals mirrored from the runtime's and the
+//    cache's counters, queue depths/adds/retries, the bind flow, nodes/jobs/tasks by state
+//    and the per-queue and per-job series. Counting by state reads a private snapshot that
+//    is refreshed incrementally (SchedulerCache::UpdateSnapshot: cost grows with what
+//    changed since the previous scrape, not with the cluster), so a scrape stays cheap.
+//  - Lifecycle: per-queue series are removed when the queue leaves the cache, per-job
+//    series when the job leaves (or loses its PodGroup or queue).
+//
+// Borrows: the registry and the runtime must outlive it. The destructor detaches every
+// observer and the collector (waiting for a scrape in progress).
+// Thread-safety: ObserveSnapshot may be called from any thread; Collect is called by the
+// registry (one scrape at a time) and may also be called directly by tests.
+
+#include <memory>
+
+#include "workers/clock.h"
+
+namespace volcache {
+
+class CacheRuntime;
+namespace metrics {
+class Registry;
+}
+
+struct CacheMetricsOptions {
+  // Per-job series (volcache_job_*): one series per job with a PodGroup. Turn off for
+  // clusters with very many short jobs if the cardinality is a concern.
+  bool per_job_series = true;
+};
+
+class CacheMetrics {
+ public:
+  CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, CacheMetricsOptions options = {});
+  ~CacheMetrics();
+  CacheMetrics(const CacheMetrics&) = delete;
+  CacheMetrics& operator=(const CacheMetrics&) = delete;
+
+  // The session calls this with how long taking (or refreshing) its snapshot took.
+  void ObserveSnapshot(Duration duration);
+  // Refreshes every scrape-time value (the registry runs it before each Serialize()).
+  void Collect();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace volcache
