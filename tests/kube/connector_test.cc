@@ -1,0 +1,199 @@
+// The full loop against the loopback API server over real HTTP: the reflectors feed the
+// cache, a test "session" decides placements through CacheRuntime::Bind, the REST binder
+// POSTs the bindings, the watch confirms them; evictions, status writes, events and the
+// default queues reach the server.
+#include "kube/connector.h"
+
+#include <gtest/gtest.h>
+
+#include "api/fmt.h"
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/kube_test_util.h"
+
+namespace volcache::kube {
+namespace {
+
+using testing::Eventually;
+using testing::FakeApiServer;
+using testing::NodeJson;
+using testing::PodGroupJson;
+using testing::PodJson;
+
+ConnectorOptions FastConnector() {
+  ConnectorOptions o;
+  o.reflector.initial_backoff = std::chrono::milliseconds(10);
+  o.reflector.max_backoff = std::chrono::milliseconds(200);
+  o.reflector.watch_timeout_seconds = 5;
+  o.queue_retry = std::chrono::milliseconds(20);
+  return o;
+}
+
+RuntimeOptions SmallRuntime() {
+  RuntimeOptions o;
+  o.node_worker_threads = 2;
+  o.dispatch_threads = 4;
+  o.status_worker_threads = 1;
+  return o;
+}
+
+// Connector + runtime wired as `volcache serve` does.
+struct Harness {
+  explicit Harness(FakeApiServer& server, ConnectorOptions copts = FastConnector(), RuntimeOptions ropts = SmallRuntime())
+      : conn(std::move(RestClient::Create(server.Config()).value()), copts),
+        rt(ropts, RealClock::Instance(), conn.source(), conn.binder(), conn.evictor(), conn.status_updater(),
+           conn.event_recorder()) {
+    rt.Run();
+    conn.Start(&rt);
+  }
+  ~Harness() {
+    rt.Stop();
+    conn.Stop();
+  }
+  Connector conn;
+  CacheRuntime rt;
+};
+
+std::string NodeOf(FakeApiServer& s, const std::string& ns, const std::string& name) {
+  auto pod = s.Get("pods", ns, name);
+  return pod ? (*pod)["spec"].value("nodeName", "") : "";
+}
+
+TEST(ConnectorTest, SyncsSeededClusterAndCreatesDefaultQueues) {
+  FakeApiServer server;
+  server.SeedFromSharedData();
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(Eventually([&] { return h.conn.stats().queues_created; }));
+  EXPECT_TRUE(server.Get("queues", "", "root"));
+  EXPECT_TRUE(server.Get("queues", "", "default"));
+  EXPECT_EQ((*server.Get("queues", "", "root"))["spec"]["reclaimable"], false);
+  // The real nodes (minikube) and the real bound pods are in the cache.
+  EXPECT_GE(h.rt.cache().num_nodes(), 1u);
+  EXPECT_GE(h.rt.cache().num_tasks(), 3u);
+  EXPECT_EQ(h.conn.stats().decode_errors, 0u);
+  EXPECT_EQ(h.rt.cache().CheckInvariants(), Status::Ok());
+  EXPECT_EQ(h.rt.cache().Compare(), "");
+}
+
+TEST(ConnectorTest, PodFilterFollowsTheSchedulerName) {
+  FakeApiServer server;
+  server.Upsert(NodeJson("n1", "8", "16Gi"));
+  server.Upsert(PodJson("ns", "ours", "1", "1Gi", "", "volcano"));
+  server.Upsert(PodJson("ns", "foreign-pending", "1", "1Gi", "", "default-scheduler"));
+  server.Upsert(PodJson("ns", "foreign-bound", "1", "1Gi", "", "default-scheduler", "n1"));
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/ours"));
+  EXPECT_FALSE(h.rt.cache().HasTask("ns/foreign-pending"));
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/foreign-bound"));
+  // The default scheduler binds its pod: it enters the filter (counted on the node).
+  server.Upsert(PodJson("ns", "foreign-pending", "1", "1Gi", "", "default-scheduler", "n1"));
+  ASSERT_TRUE(Eventually([&] { return h.rt.cache().HasTask("ns/foreign-pending"); }));
+}
+
+TEST(ConnectorTest, GangIsBoundThroughTheRestBinderAndConfirmedByTheWatch) {
+  FakeApiServer server;
+  for (int n = 0; n < 3; ++n) server.Upsert(NodeJson("n" + std::to_string(n), "4", "8Gi"));
+  server.Upsert(PodGroupJson("ns", "gang", 3));
+  for (int i = 0; i < 3; ++i) {
+    auto pod = PodJson("ns", "w" + std::to_string(i), "1", "1Gi", "gang");
+    pod["metadata"]["annotations"]["example.com/device"] = "gpu-" + std::to_string(i);
+    server.Upsert(pod);
+  }
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(h.rt.Bind("ns/w" + std::to_string(i), "n" + std::to_string(i)), Status::Ok());
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "w" + std::to_string(i), node = "n" + std::to_string(i);
+    ASSERT_TRUE(Eventually([&] { return NodeOf(server, "ns", name) == node; })) << name;
+    ASSERT_TRUE(Eventually([&] {
+      auto t = h.rt.cache().GetTask("ns/" + name);
+      return t.ok() && t->status == TaskStatus::kBound && t->node_name == node &&
+             !h.rt.cache().IsAssumed("ns/" + name);
+    })) << name;
+    // The binding carried the pod's annotations.
+    EXPECT_EQ((*server.Get("pods", "ns", name))["metadata"]["annotations"]["example.com/device"],
+              "gpu-" + std::to_string(i));
+  }
+  auto c = server.counters();
+  EXPECT_EQ(c.binds, 3u);
+  for (const auto& [pod, n] : c.binds_per_pod) EXPECT_EQ(n, 1) << pod;
+  EXPECT_TRUE(Eventually([&] { return h.rt.counters().binds_succeeded == 3; }));
+  // "Scheduled" events were posted (asynchronously).
+  ASSERT_TRUE(Eventually([&] { return server.counters().events >= 3; }));
+  EXPECT_EQ(h.rt.cache().CheckInvariants(), Status::Ok());
+  EXPECT_EQ(h.rt.cache().Compare(), "");
+}
+
+TEST(ConnectorTest, RefusedBindIsForgottenAndTheResyncRestoresThePod) {
+  FakeApiServer server;
+  server.Upsert(NodeJson("n1", "4", "8Gi"));
+  server.Upsert(NodeJson("n2", "4", "8Gi"));
+  server.Upsert(PodGroupJson("ns", "g", 1));
+  server.Upsert(PodJson("ns", "p", "1", "1Gi", "g"));
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  // Someone else binds the pod first, and our watch has not seen it yet: 409.
+  server.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), -1});
+  server.DropWatches();
+  {
+    auto pod = *server.Get("pods", "ns", "p");
+    pod["spec"]["nodeName"] = "n2";
+    server.Upsert(pod);
+  }
+  ASSERT_EQ(h.rt.Bind("ns/p", "n1"), Status::Ok());
+  ASSERT_TRUE(Eventually([&] { return h.rt.counters().binds_failed == 1; }));
+  EXPECT_EQ(server.counters().bind_conflicts, 1u);
+  server.ClearFaults();
+  // The watch delivers the truth: bound on n2.
+  ASSERT_TRUE(Eventually([&] {
+    auto t = h.rt.cache().GetTask("ns/p");
+    return t.ok() && t->status == TaskStatus::kBound && t->node_name == "n2";
+  }));
+  // The failure was written on the pod (PodScheduled=False, SchedulerError).
+  ASSERT_TRUE(Eventually([&] {
+    auto pod = server.Get("pods", "ns", "p");
+    if (!pod || !(*pod)["status"].contains("conditions")) return false;
+    for (const auto& c : (*pod)["status"]["conditions"]) {
+      if (c["type"] == "PodScheduled" && c["reason"] == "SchedulerError") return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(h.rt.cache().CheckInvariants(), Status::Ok());
+}
+
+TEST(ConnectorTest, EvictionStatusAndQueueWritesReachTheServer) {
+  for (bool eviction_api : {false, true}) {
+    SCOPED_TRACE(eviction_api ? "eviction API" : "delete");
+    FakeApiServer server;
+    server.Upsert(NodeJson("n1", "4", "8Gi"));
+    server.Upsert(PodGroupJson("ns", "g", 1));
+    server.Upsert(PodJson("ns", "victim", "1", "1Gi", "g", "volcano", "n1"));
+    auto copts = FastConnector();
+    copts.use_eviction_api = eviction_api;
+    Harness h(server, copts);
+    ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+    ASSERT_TRUE(Eventually([&] { return h.conn.stats().queues_created; }));
+    ASSERT_EQ(h.rt.Evict("ns/victim", "preempted by ns/vip"), Status::Ok());
+    ASSERT_TRUE(Eventually([&] { return !server.Get("pods", "ns", "victim"); }));
+    ASSERT_TRUE(Eventually([&] { return !h.rt.cache().HasTask("ns/victim"); }));
+    auto c = server.counters();
+    EXPECT_EQ(eviction_api ? c.evictions : c.deletes, 1u);
+    EXPECT_GE(c.status_patches, 1u);  // the eviction conditions
+
+    // PodGroup status from the session's view, and queue status.
+    auto snap = h.rt.cache().Snapshot();
+    ASSERT_EQ(snap->jobs().size(), 1u);
+    const JobInfo& job = *snap->jobs().begin()->second;
+    h.rt.UpdateJobStatus(job, "Running");
+    ASSERT_TRUE(Eventually([&] {
+      auto pg = server.Get("podgroups", "ns", "g");
+      return pg && (*pg)["status"].value("phase", "") == "Running";
+    }));
+  }
+}
+
+}  // namespace
+}  // namespace volcache::kube
