@@ -1,0 +1,197 @@
+#include "session/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "api/queue_info.h"
+#include "api/task_status.h"
+
+namespace volcache {
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::string NextPodGroupPhase(const JobInfo& job) {
+  auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
+  const int32_t allocated = count(TaskStatus::kAllocated) + count(TaskStatus::kBinding) + count(TaskStatus::kBound) +
+                            count(TaskStatus::kRunning);
+  const int32_t succeeded = count(TaskStatus::kSucceeded);
+  if (allocated + succeeded >= std::max<int32_t>(1, job.min_available())) {
+    return allocated == 0 ? "Completed" : "Running";
+  }
+  if (count(TaskStatus::kRunning) > 0) return "Unknown";
+  if (job.pod_group_phase() == "Inqueue") return "Inqueue";
+  return "Pending";
+}
+
+Scheduler::Scheduler(CacheRuntime* runtime, SchedulerOptions options)
+    : runtime_(runtime), options_(std::move(options)) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+CycleStats Scheduler::RunOnce() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return RunOnceLocked();
+}
+
+CycleStats Scheduler::RunOnceLocked() {
+  CycleStats st;
+  st.cycle = ++cycles_;
+  SchedulerCache& cache = runtime_->cache();
+
+  // ---- open
+  auto t = std::chrono::steady_clock::now();
+  if (snapshot_ == nullptr) {
+    snapshot_ = cache.Snapshot();
+  } else {
+    cache.UpdateSnapshot(snapshot_.get());
+  }
+  ClusterInfo& snap = *snapshot_;
+  st.open_ms = MsSince(t);
+
+  // ---- allocate
+  t = std::chrono::steady_clock::now();
+  AllocationPlan plan = Allocate(snap, options_.session);
+  st.allocate_ms = MsSince(t);
+  st.placements = static_cast<int64_t>(plan.placements.size());
+  st.discarded = plan.discarded;
+
+  // ---- commit
+  t = std::chrono::steady_clock::now();
+  std::unordered_set<JobId> refused;
+  std::vector<const Placement*> bound;
+  bound.reserve(plan.placements.size());
+  for (const Placement& p : plan.placements) {
+    if (refused.count(p.job) > 0) {
+      ++st.placements_dropped;
+      continue;
+    }
+    Status s = runtime_->Bind(p.task_key, p.node);
+    if (s.ok()) {
+      bound.push_back(&p);
+      ++st.binds;
+    } else {
+      ++st.bind_refusals;
+      refused.insert(p.job);
+      spdlog::warn("session: bind {} to {} refused, dropping the rest of job {} this cycle: {}", p.task_key, p.node,
+                   p.job, s.ToString());
+    }
+  }
+  st.commit_ms = MsSince(t);
+
+  // ---- close: the snapshot becomes the session's view of the outcome (the next
+  // UpdateSnapshot discards these edits).
+  t = std::chrono::steady_clock::now();
+  std::unordered_set<JobId> scheduled;
+  for (const Placement* p : bound) {
+    if (JobInfo* job = snap.MutableJob(p->job)) {
+      if (job->UpdateTaskStatus(p->task_uid, TaskStatus::kAllocated).ok()) scheduled.insert(p->job);
+    }
+  }
+  st.jobs_scheduled = static_cast<int64_t>(scheduled.size());
+  std::unordered_map<JobId, const JobOutcome*> tried;
+  for (const JobOutcome& o : plan.jobs) {
+    tried.emplace(o.job, &o);
+    if (o.task_fit_errors.empty()) continue;
+    if (JobInfo* job = snap.MutableJob(o.job)) {
+      for (const auto& [uid, reason] : o.task_fit_errors) job->SetTaskFitError(uid, reason);
+    }
+  }
+
+  std::vector<const JobInfo*> jobs;
+  jobs.reserve(snap.jobs().size());
+  for (const auto& [id, job] : snap.jobs()) jobs.push_back(job.get());
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
+  std::map<std::string, Resource> queue_allocated;
+  for (const JobInfo* job : jobs) {
+    if (!job->pod_group()) continue;
+    const std::string phase = NextPodGroupPhase(*job);
+    const bool was_tried = tried.count(job->uid()) > 0;
+    if (was_tried || phase != job->pod_group_phase()) runtime_->UpdateJobStatus(*job, phase);
+    if (was_tried && !job->IsReady()) {
+      runtime_->RecordJobStatusEvent(*job);
+      ++st.jobs_unschedulable;
+    }
+    const std::string& q = snap.queues.count(job->queue()) ? job->queue() : options_.session.default_queue;
+    queue_allocated[q].Add(job->allocated());
+  }
+  std::vector<std::string> queue_names;
+  for (const auto& [name, q] : snap.queues) queue_names.push_back(name);
+  std::sort(queue_names.begin(), queue_names.end());
+  for (const std::string& name : queue_names) {
+    QueueInfo q = snap.queues.at(name);
+    auto it = queue_allocated.find(name);
+    q.allocated = it == queue_allocated.end() ? Resource() : it->second;
+    q.allocated.RemoveScalar(ResourceNames::kPods);
+    runtime_->UpdateQueueStatus(q);
+  }
+  st.close_ms = MsSince(t);
+
+  last_plan_ = std::move(plan);
+  last_stats_ = st;
+  return st;
+}
+
+void Scheduler::Start(std::shared_ptr<Clock> clock) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) return;
+  running_ = true;
+  clock_ = std::move(clock);
+  timer_state_ = std::make_shared<TimerState>();
+  timer_state_->self = this;  // not yet shared with any callback
+  next_due_ = SaturatingAdd(clock_->Now(), options_.period);
+  ScheduleLocked();
+}
+
+void Scheduler::ScheduleLocked() {
+  timer_ = clock_->AfterFunc(next_due_ - clock_->Now(), [state = timer_state_] {
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (state->self != nullptr) state->self->Tick();
+  });
+}
+
+void Scheduler::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  RunOnceLocked();
+  next_due_ = std::max(SaturatingAdd(next_due_, options_.period), clock_->Now());
+  ScheduleLocked();
+}
+
+void Scheduler::Stop() {
+  std::shared_ptr<TimerState> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_) return;
+    running_ = false;
+    clock_->Cancel(timer_);
+    state = std::move(timer_state_);
+  }
+  // Waits for a callback in progress; later ones find `self` cleared.
+  std::lock_guard<std::mutex> lock(state->mu);
+  state->self = nullptr;
+}
+
+CycleStats Scheduler::last_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_stats_;
+}
+
+AllocationPlan Scheduler::last_plan() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_plan_;
+}
+
+}  // namespace volcache

@@ -1,0 +1,110 @@
+#pragma once
+// Scheduler: the reference session loop (SPEC §9) over a CacheRuntime.
+//
+// Each cycle (RunOnce):
+//   open     refresh the scheduler's own snapshot (Snapshot() the first time, then the
+//            incremental UpdateSnapshot(), which also drops what the last cycle wrote into it);
+//   allocate Allocate() (session/allocate.h) on it;
+//   commit   CacheRuntime::Bind for every placement, in plan order. A refused bind (the cache
+//            changed since the snapshot: task gone, node full) drops the rest of that job's
+//            placements in this cycle; it is counted, never fatal;
+//   close    marks the bound tasks Allocated and the fit errors in the snapshot's jobs, then
+//            UpdateJobStatus for every job that was tried or whose phase changes (see
+//            NextPodGroupPhase), RecordJobStatusEvent for jobs left not ready, and
+//            UpdateQueueStatus (allocated) for every queue.
+// RunOnce is synchronous and deterministic: no threads of its own, time read only for the
+// stats. The embedded simulator calls it once per simulated second; a daemon calls Start().
+//
+// Thread-safety: safe for concurrent use (one mutex serializes cycles). Start/Stop must not be
+// called from inside a cycle (e.g. a bind observer), and the runtime must outlive the Scheduler.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "api/cluster_info.h"
+#include "api/job_info.h"
+#include "cache/runtime.h"
+#include "session/allocate.h"
+#include "workers/clock.h"
+
+namespace volcache {
+
+struct SchedulerOptions {
+  SessionOptions session;
+  Duration period = std::chrono::seconds(1);  // Start()'s cycle period
+};
+
+struct CycleStats {
+  uint64_t cycle = 0;        // 1 for the first RunOnce
+  double open_ms = 0;        // snapshot refresh
+  double allocate_ms = 0;
+  double commit_ms = 0;      // Bind calls
+  double close_ms = 0;       // status writes and events
+  int64_t placements = 0;    // planned
+  int64_t binds = 0;         // accepted by the runtime
+  int64_t bind_refusals = 0;
+  int64_t placements_dropped = 0;  // not tried after a refusal of the same job
+  int64_t discarded = 0;     // tentative placements of failed gangs
+  int64_t jobs_scheduled = 0;      // got at least one bind this cycle
+  int64_t jobs_unschedulable = 0;  // tried and left not ready
+};
+
+// The PodGroup phase after a session, from the session's view of the job (bound tasks
+// marked Allocated), keeping it simple (documented in docs/SESSION.md):
+//   allocated-or-succeeded tasks >= max(minAvailable, 1) → "Running", or "Completed" when all
+//   of them succeeded; otherwise a job with Running tasks that is left not ready → "Unknown";
+//   otherwise "Inqueue" stays "Inqueue" and anything else becomes "Pending".
+std::string NextPodGroupPhase(const JobInfo& job);
+
+class Scheduler {
+ public:
+  Scheduler(CacheRuntime* runtime, SchedulerOptions options = {});
+  ~Scheduler();  // Stop()
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // One session, synchronously.
+  CycleStats RunOnce();
+
+  // Runs a cycle every `options.period` on `clock` (first one a period from now) until
+  // Stop(), at a fixed rate: cycle k is due at start + k·period; a cycle that starts late
+  // (slow cycle, or a FakeClock advanced by several periods at once) is followed by one
+  // immediate catch-up cycle, never by a burst. Idempotent; Stop() waits for a cycle in
+  // progress.
+  void Start(std::shared_ptr<Clock> clock);
+  void Stop();
+
+  CycleStats last_stats() const;
+  // The last cycle's plan (copied).
+  AllocationPlan last_plan() const;
+
+ private:
+  // Shared with the timer callbacks, so a callback that fires during or after Stop() finds
+  // `self` cleared instead of a destroyed Scheduler. Lock order: TimerState::mu, then mu_.
+  struct TimerState {
+    std::mutex mu;
+    Scheduler* self = nullptr;  // guarded by mu
+  };
+
+  CycleStats RunOnceLocked();
+  void ScheduleLocked();
+  void Tick();
+
+  CacheRuntime* runtime_;
+  SchedulerOptions options_;
+
+  mutable std::mutex mu_;
+  std::unique_ptr<ClusterInfo> snapshot_;  // guarded by mu_
+  AllocationPlan last_plan_;               // guarded by mu_
+  CycleStats last_stats_;                  // guarded by mu_
+  uint64_t cycles_ = 0;                    // guarded by mu_
+  std::shared_ptr<Clock> clock_;           // guarded by mu_
+  bool running_ = false;                   // guarded by mu_
+  std::shared_ptr<TimerState> timer_state_;  // guarded by mu_; one per Start()
+  uint64_t timer_ = 0;                     // guarded by mu_
+  TimePoint next_due_{};                   // guarded by mu_
+};
+
+}  // namespace volcache

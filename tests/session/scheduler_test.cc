@@ -1,0 +1,250 @@
+// Scheduler: session cycles through a CacheRuntime on inline execution with a FakeClock and
+// the fake pipelines — binds reach the binder, PodGroup and Queue status are written,
+// unschedulable gangs get their event, refused binds are counted, the periodic mode ticks
+// on the clock.
+#include "session/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "tests/fakes/cluster_builders.h"
+#include "tests/fakes/fake_pipelines.h"
+
+namespace volcache {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PodGroupBuilder;
+using testing::QueueBuilder;
+
+struct Rig {
+  Rig() : binder(&source) {
+    RuntimeOptions o;
+    o.inline_execution = true;
+    rt = std::make_unique<CacheRuntime>(o, clock, &source, &binder, &evictor, &status, &recorder);
+    rt->Run();
+    rt->cache().EnsureDefaultQueues();
+  }
+  void AddNode(const std::string& name, const char* cpu = "8", const char* memory = "32Gi") {
+    auto n = NodeBuilder(name).Allocatable(cpu, memory).Ptr();
+    source.PutNode(n);
+    rt->cache().AddNode(*n);
+    rt->RunDueWorkInline();
+  }
+  void AddQueue(const QueueBuilder& q) { ASSERT_TRUE(rt->cache().AddQueue(q.Ptr()).ok()); }
+  void Gang(const std::string& group, int n, int min, const char* cpu = "1", const std::string& queue = "") {
+    PodGroupBuilder pg("ns", group);
+    pg.MinMember(min);
+    if (!queue.empty()) pg.Queue(queue);
+    ASSERT_TRUE(rt->cache().AddPodGroup(pg.Ptr()).ok());
+    for (int i = 0; i < n; ++i) {
+      auto p = PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request(cpu, "1Gi").Ptr();
+      source.PutPod(p);
+      ASSERT_TRUE(rt->cache().AddPod(p).ok());
+    }
+  }
+  // The bind tick, the binder, and the status writes.
+  void Flush() {
+    clock->Advance(std::chrono::milliseconds(20));
+    rt->RunDueWorkInline();
+  }
+  // The latest PodGroup status written for `name`, or nullptr.
+  std::unique_ptr<k8s::PodGroup> LastPodGroup(const std::string& name) {
+    std::unique_ptr<k8s::PodGroup> out;
+    for (const auto& pg : status.pod_groups())
+      if (pg.metadata.name == name) out = std::make_unique<k8s::PodGroup>(pg);
+    return out;
+  }
+
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder;
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  std::unique_ptr<CacheRuntime> rt;
+};
+
+TEST(SchedulerTest, CycleBindsThroughTheRuntimeAndWritesPodGroupAndQueueStatus) {
+  Rig r;
+  r.AddNode("n1");
+  r.AddQueue(QueueBuilder("qa"));
+  r.Gang("job", 2, 2, "1", "qa");
+  Scheduler s(r.rt.get());
+  CycleStats st = s.RunOnce();
+  EXPECT_EQ(st.cycle, 1u);
+  EXPECT_EQ(st.placements, 2);
+  EXPECT_EQ(st.binds, 2);
+  EXPECT_EQ(st.bind_refusals, 0);
+  EXPECT_EQ(st.jobs_scheduled, 1);
+  EXPECT_EQ(st.jobs_unschedulable, 0);
+  EXPECT_TRUE(r.rt->cache().IsAssumed("ns/job-0"));
+  r.Flush();
+  EXPECT_EQ(r.binder.effective_binds(), (std::map<std::string, int>{{"ns/job-0", 1}, {"ns/job-1", 1}}));
+  auto pg = r.LastPodGroup("job");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->status.phase, "Running");
+  bool scheduled_condition = false;
+  for (const auto& c : pg->status.conditions) scheduled_condition |= c.type == "Scheduled" && c.status == "True";
+  EXPECT_TRUE(scheduled_condition);
+  auto queues = r.status.queues();
+  ASSERT_FALSE(queues.empty());
+  EXPECT_EQ(queues.back().metadata.name, "qa");
+  std::map<std::string, int64_t> allocated;
+  for (const auto& [name, q] : queues.back().status.allocated) allocated[name] = q.MilliValue();
+  EXPECT_EQ(allocated["cpu"], 2000);
+  EXPECT_EQ(allocated["memory"], 2000ll * 1024 * 1024 * 1024);
+  EXPECT_EQ(allocated.count("pods"), 0u);
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+TEST(SchedulerTest, NextCycleDoesNotBindAgain) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("job", 2, 2);
+  Scheduler s(r.rt.get());
+  EXPECT_EQ(s.RunOnce().binds, 2);
+  EXPECT_EQ(s.RunOnce().binds, 0);  // Binding in the cache, not pending
+  r.Flush();
+  EXPECT_EQ(s.RunOnce().binds, 0);
+  EXPECT_EQ(r.binder.calls(), 2);
+  // A new job arriving later is picked up by the incremental snapshot.
+  r.Gang("late", 1, 1);
+  CycleStats st = s.RunOnce();
+  EXPECT_EQ(st.cycle, 4u);
+  EXPECT_EQ(st.binds, 1);
+}
+
+TEST(SchedulerTest, UnschedulableGangGetsAnEventAndAPendingPhaseWithTheFitError) {
+  Rig r;
+  r.AddNode("n1", "2");
+  r.Gang("big", 3, 3);
+  Scheduler s(r.rt.get());
+  CycleStats st = s.RunOnce();
+  EXPECT_EQ(st.binds, 0);
+  EXPECT_EQ(st.discarded, 2);
+  EXPECT_EQ(st.jobs_unschedulable, 1);
+  r.Flush();
+  EXPECT_EQ(r.binder.calls(), 0);
+  auto pg = r.LastPodGroup("big");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->status.phase, "Pending");
+  std::string message;
+  for (const auto& c : pg->status.conditions)
+    if (c.type == "Unschedulable") message = c.message;
+  EXPECT_THAT(message, HasSubstr("0/1 nodes are available: 1 Insufficient cpu."));
+  bool event = false;
+  for (const auto& e : r.recorder.events()) {
+    if (e.reason == "Unschedulable" && e.object.name == "big") {
+      event = true;
+      EXPECT_THAT(e.message, HasSubstr("1 0/1 nodes are available: 1 Insufficient cpu."));
+    }
+  }
+  EXPECT_TRUE(event);
+  // Nothing was assumed: the node is still empty in the cache.
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/big-0"));
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/big-1"));
+}
+
+// Refuses the bind of one task key, as if the cache had changed since the snapshot.
+class RefuseOne final : public BindContextHandler {
+ public:
+  explicit RefuseOne(std::string key) : key_(std::move(key)) {}
+  std::string_view Name() const override { return "refuse-one"; }
+  Status SetupBindContextExtension(const void*, BindContext& ctx) override {
+    if (ctx.task.key() == key_) return Status::FailedPrecondition("refused by the test");
+    return Status::Ok();
+  }
+
+ private:
+  std::string key_;
+};
+
+TEST(SchedulerTest, RefusedBindDropsTheRestOfThatJobOnlyAndIsCounted) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("a", 3, 3);
+  r.Gang("b", 1, 1);
+  r.rt->RegisterBindContextHandler(std::make_shared<RefuseOne>("ns/a-1"));
+  Scheduler s(r.rt.get());
+  CycleStats st = s.RunOnce();
+  EXPECT_EQ(st.placements, 4);
+  EXPECT_EQ(st.bind_refusals, 1);
+  EXPECT_EQ(st.placements_dropped, 1);  // a-2
+  EXPECT_EQ(st.binds, 2);               // a-0 and b-0
+  EXPECT_TRUE(r.rt->cache().IsAssumed("ns/a-0"));
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/a-2"));
+  EXPECT_TRUE(r.rt->cache().IsAssumed("ns/b-0"));
+  EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
+}
+
+TEST(SchedulerTest, CompletedJobPhaseIsWrittenWithoutBeingTried) {
+  Rig r;
+  r.AddNode("n1");
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "done").MinMember(1).Phase("Running").Ptr()).ok());
+  auto p = PodBuilder("ns", "done-0").Group("done").Request("1", "1Gi").NodeName("n1").Phase("Succeeded").Ptr();
+  r.source.PutPod(p);
+  ASSERT_TRUE(r.rt->cache().AddPod(p).ok());
+  Scheduler s(r.rt.get());
+  s.RunOnce();
+  r.Flush();
+  auto pg = r.LastPodGroup("done");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->status.phase, "Completed");
+}
+
+TEST(SchedulerTest, StartRunsACycleEveryPeriodOnTheClockUntilStop) {
+  Rig r;
+  r.AddNode("n1");
+  SchedulerOptions o;
+  o.period = std::chrono::seconds(1);
+  Scheduler s(r.rt.get(), o);
+  s.Start(r.clock);
+  s.Start(r.clock);  // idempotent
+  r.clock->Advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(s.last_stats().cycle, 0u);
+  r.Gang("job", 1, 1);
+  r.clock->Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(s.last_stats().cycle, 1u);
+  EXPECT_EQ(s.last_stats().binds, 1);
+  r.clock->Advance(std::chrono::seconds(2));
+  EXPECT_EQ(s.last_stats().cycle, 3u);
+  s.Stop();
+  s.Stop();
+  r.clock->Advance(std::chrono::seconds(5));
+  EXPECT_EQ(s.last_stats().cycle, 3u);
+  s.Start(r.clock);
+  r.clock->Advance(std::chrono::seconds(1));
+  EXPECT_EQ(s.last_stats().cycle, 4u);
+}
+
+TEST(SchedulerTest, NextPodGroupPhaseRules) {
+  auto job_with = [](int min, std::initializer_list<std::pair<const char*, const char*>> pods, std::string phase = "") {
+    auto pg = PodGroupBuilder("ns", "j").MinMember(min).Phase(std::move(phase)).Ptr();
+    JobInfo job("ns/j");
+    EXPECT_TRUE(job.SetPodGroup(pg).ok());
+    int i = 0;
+    for (const auto& [pod_phase, node] : pods) {
+      auto p = PodBuilder("ns", "j-" + std::to_string(i++)).Group("j").Phase(pod_phase).NodeName(node).Ptr();
+      auto t = TaskInfo::FromPod(p);
+      EXPECT_TRUE(t.ok());
+      EXPECT_TRUE(job.AddTask(*t).ok());
+    }
+    return job;
+  };
+  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Pending", ""}, {"Pending", ""}})), "Pending");
+  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Pending", ""}, {"Pending", ""}}, "Inqueue")), "Inqueue");
+  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Running", "n1"}, {"Pending", "n1"}})), "Running");  // Bound counts
+  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Running", "n1"}, {"Pending", ""}})), "Unknown");
+  EXPECT_EQ(NextPodGroupPhase(job_with(1, {{"Succeeded", "n1"}, {"Succeeded", "n1"}})), "Completed");
+  EXPECT_EQ(NextPodGroupPhase(job_with(1, {{"Succeeded", "n1"}, {"Running", "n1"}})), "Running");
+}
+
+}  // namespace
+}  // namespace volcache
