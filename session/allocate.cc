@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <string_view>
+#include <unordered_map>
 
 #include "api/k8s/objects.h"
 #include "api/node_info.h"
@@ -380,6 +381,18 @@ class Allocator {
   }
 
   NodeSlot* PickNode(const TaskInfo& task, const Resource& req, std::string* failure) {
+    // Node availability only shrinks during a session except when a visit is discarded, so
+    // a plain task (no selector, no tolerations) that fit nowhere fits nowhere until the
+    // next discard: remember the answer by request (Visit clears it on a discard).
+    const k8s::PodSpec& spec = task.pod().spec;
+    std::string shape;
+    if (spec.node_selector.empty() && spec.tolerations.empty()) {
+      shape = req.ToString();
+      if (auto it = unplaceable_.find(shape); it != unplaceable_.end()) {
+        *failure = it->second;
+        return nullptr;
+      }
+    }
     NodeSlot* best = nullptr;
     int64_t best_score = 0;
     std::vector<std::string> reasons;
@@ -393,7 +406,10 @@ class Allocator {
         best_score = s;
       }
     }
-    if (best == nullptr) *failure = FitErrorText(nodes_.size(), reasons);
+    if (best == nullptr) {
+      *failure = FitErrorText(nodes_.size(), reasons);
+      if (!shape.empty()) unplaceable_.emplace(std::move(shape), *failure);
+    }
     return best;
   }
 
@@ -454,6 +470,7 @@ class Allocator {
         q.allocated.SubUnchecked(j.reqs[x.index]);
       }
       plan_.discarded += static_cast<int64_t>(tentative.size());
+      unplaceable_.clear();  // resources came back
       j.next = start;
       if (failure.empty()) {
         failure = fmt::format("only {} schedulable pending tasks, gang needs {}", j.pending.size(),
@@ -541,6 +558,7 @@ class Allocator {
   std::vector<NodeSlot> nodes_;
   std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
+  std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
   AllocationPlan plan_;
 };
 
