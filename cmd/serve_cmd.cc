@@ -1,0 +1,127 @@
+// `volcache serve`: run the cache and its workers against a Kubernetes cluster (kube/).
+//   volcache serve --kubeconfig ~/.kube/config      (or in-cluster: the service account)
+// Exits cleanly on SIGTERM/SIGINT: binds in flight finish, then the watches stop.
+//
+// Seam for other surfaces: kube::KubeDaemon owns the running CacheRuntime
+// (daemon->runtime()) and the Connector; the HTTP admin server and the reference session
+// attach to those between Start() and Stop() below.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "api/fmt.h"
+#include "cmd/command.h"
+#include "kube/daemon.h"
+#include "workers/bind_flow.h"
+
+namespace volcache::cmd {
+namespace {
+
+struct ServeFlags {
+  std::string kubeconfig;
+  std::string context;
+  double qps = 2000;
+  int burst = 2000;
+  std::string scheduler_name = "volcano";
+  std::string default_queue = "default";
+  int node_worker_threads = 20;
+  int batch_bind_num = 0;
+  int max_concurrent_binds = 0;
+  bool eviction_api = false;
+  int sync_timeout_seconds = 300;
+};
+
+// --kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config.
+Result<kube::KubeConfig> ResolveConfig(const ServeFlags& f) {
+  if (!f.kubeconfig.empty()) return kube::LoadKubeConfig(f.kubeconfig, f.context);
+  if (std::getenv("KUBERNETES_SERVICE_HOST")) return kube::InClusterConfig();
+  if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
+    std::string first(env);
+    first = first.substr(0, first.find(':'));
+    return kube::LoadKubeConfig(first, f.context);
+  }
+  if (const char* home = std::getenv("HOME")) {
+    std::string path = std::string(home) + "/.kube/config";
+    if (std::filesystem::exists(path)) return kube::LoadKubeConfig(path, f.context);
+  }
+  return Status::FailedPrecondition(
+      "no cluster configuration: pass --kubeconfig PATH, set KUBECONFIG, or run in a pod (service account)");
+}
+
+CommandRunner AddServe(CLI::App& sub) {
+  auto f = std::make_shared<ServeFlags>();
+  sub.add_option("--kubeconfig", f->kubeconfig, "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)");
+  sub.add_option("--context", f->context, "kubeconfig context (default: current-context)");
+  sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")->check(CLI::PositiveNumber);
+  sub.add_option("--kube-api-burst", f->burst, "client-side burst towards the API server")->check(CLI::PositiveNumber);
+  sub.add_option("--scheduler-name", f->scheduler_name, "pods of other schedulers count only when bound");
+  sub.add_option("--default-queue", f->default_queue, "queue of PodGroups that name none");
+  sub.add_option("--node-worker-threads", f->node_worker_threads, "node-sync workers")->check(CLI::PositiveNumber);
+  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--eviction-api", f->eviction_api, "evict through the Eviction API (PodDisruptionBudgets) instead of DELETE");
+  sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds, "give up when the initial lists take longer")
+      ->check(CLI::PositiveNumber);
+  return [f]() -> int {
+    auto config = ResolveConfig(*f);
+    if (!config.ok()) {
+      std::cerr << "volcache serve: " << config.status().message() << "\n";
+      return 2;
+    }
+    kube::DaemonOptions opts;
+    opts.config = std::move(config).value();
+    opts.rest.qps = f->qps;
+    opts.rest.burst = f->burst;
+    opts.runtime.cache.scheduler_name = f->scheduler_name;
+    opts.runtime.cache.default_queue = f->default_queue;
+    opts.runtime.node_worker_threads = f->node_worker_threads;
+    Status env;
+    opts.runtime.bind_flow = BindFlowOptionsFromEnv(opts.runtime.bind_flow, &env);
+    if (!env.ok()) {
+      std::cerr << "volcache serve: " << env.message() << "\n";
+      return 2;
+    }
+    if (f->batch_bind_num > 0) opts.runtime.bind_flow.batch_size = static_cast<size_t>(f->batch_bind_num);
+    if (f->max_concurrent_binds > 0) {
+      opts.runtime.bind_flow.max_concurrent_binds = static_cast<size_t>(f->max_concurrent_binds);
+    }
+    opts.connector.use_eviction_api = f->eviction_api;
+    opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
+
+    // Every thread started from here on inherits the blocked set; this thread waits for them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    spdlog::info("volcache serve: {} (context {}), scheduler {}", opts.config.server,
+                 opts.config.context.empty() ? "in-cluster" : opts.config.context, f->scheduler_name);
+    auto daemon = kube::KubeDaemon::Start(std::move(opts));
+    if (!daemon.ok()) {
+      std::cerr << "volcache serve: " << daemon.status().ToString() << "\n";
+      return 1;
+    }
+    // Attach point: the admin server / session borrow (*daemon)->runtime() here.
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("volcache serve: signal {}; stopping (binds in flight finish first)", sig);
+    (*daemon)->Stop();
+    const RuntimeCounters c = (*daemon)->runtime().counters();
+    spdlog::info("volcache serve: stopped; binds ok {} failed {}, evictions ok {} failed {}, status writes {}",
+                 c.binds_succeeded, c.binds_failed, c.evictions_ok, c.evictions_failed, c.status_writes);
+    return 0;
+  };
+}
+
+VOLCACHE_COMMAND("serve", "run the cache against a Kubernetes cluster (kubeconfig or in-cluster)", AddServe);
+
+}  // namespace
+}  // namespace volcache::cmd
