@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -173,6 +174,24 @@ void AdminServer::Impl::Setup() {
         return httplib::Server::HandlerResponse::Handled;
       }
     }
+    // httplib reads (and size-checks) bodies only for POST, PUT, PATCH and DELETE; refuse
+    // the rest here from the headers alone, without reading the body.
+    if (req.has_header("Content-Length")) {
+      const std::string len = req.get_header_value("Content-Length");
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = std::strtoull(len.c_str(), &end, 10);
+      if (len.empty() || *end != '\0' || errno == ERANGE || n > options.max_body_bytes) {
+        res.set_header("Connection", "close");
+        JsonError(res, 413, "request body too large (limit " + std::to_string(options.max_body_bytes) + " bytes)");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (n > 0 && (req.method == "GET" || req.method == "HEAD")) {
+        res.set_header("Connection", "close");
+        JsonError(res, 400, req.method + " requests take no body");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   // httplib has read (and size-checked: 413) any body by the time these run.
@@ -221,6 +240,12 @@ void AdminServer::Impl::Setup() {
     spdlog::debug("admin: {} {} -> {}", req.method, req.path, res.status);
   });
   server.set_payload_max_length(options.max_body_bytes);
+  // httplib's default also sets SO_REUSEPORT, which would let a second daemon bind the same
+  // port and silently share it; keep only SO_REUSEADDR (restart without TIME_WAIT trouble).
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.set_read_timeout(5, 0);
   server.set_write_timeout(5, 0);
   // Bounds how long Stop() waits for an idle keep-alive connection.
