@@ -71,13 +71,22 @@ CycleStats Scheduler::RunOnceLocked() {
   // ---- commit
   t = std::chrono::steady_clock::now();
   std::unordered_set<JobId> refused;
+  std::unordered_set<JobId> started;
+  std::unordered_set<JobId> deferred;  // placed by the plan, left for the next cycle
   std::vector<const Placement*> bound;
   bound.reserve(plan.placements.size());
+  const int64_t limit = options_.max_binds_per_cycle;
   for (const Placement& p : plan.placements) {
     if (refused.count(p.job) > 0) {
       ++st.placements_dropped;
       continue;
     }
+    if (limit > 0 && st.binds >= limit && started.count(p.job) == 0) {
+      ++st.placements_deferred;
+      deferred.insert(p.job);
+      continue;
+    }
+    started.insert(p.job);
     Status s = runtime_->Bind(p.task_key, p.node);
     if (s.ok()) {
       bound.push_back(&p);
@@ -118,7 +127,7 @@ CycleStats Scheduler::RunOnceLocked() {
   for (const JobInfo* job : jobs) {
     if (!job->pod_group()) continue;
     const std::string phase = NextPodGroupPhase(*job);
-    const bool was_tried = tried.count(job->uid()) > 0;
+    const bool was_tried = tried.count(job->uid()) > 0 && deferred.count(job->uid()) == 0;
     if (was_tried || phase != job->pod_group_phase()) runtime_->UpdateJobStatus(*job, phase);
     if (was_tried && !job->IsReady()) {
       runtime_->RecordJobStatusEvent(*job);

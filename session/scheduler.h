@@ -34,6 +34,12 @@ namespace volcache {
 struct SchedulerOptions {
   SessionOptions session;
   Duration period = std::chrono::seconds(1);  // Start()'s cycle period
+  // When > 0, no new job starts committing once this many binds were made in the cycle
+  // (a job that started is finished, so gangs are never split); the rest waits for the next
+  // cycle. With inline execution the BindFlow channel is drained only by the clock's tick,
+  // so a cycle binding more than RuntimeOptions::bind_flow.channel_capacity tasks would
+  // block in Bind forever: keep this at most the capacity minus the largest gang.
+  int64_t max_binds_per_cycle = 0;
 };
 
 struct CycleStats {
@@ -46,6 +52,7 @@ struct CycleStats {
   int64_t binds = 0;         // accepted by the runtime
   int64_t bind_refusals = 0;
   int64_t placements_dropped = 0;  // not tried after a refusal of the same job
+  int64_t placements_deferred = 0; // not tried: max_binds_per_cycle reached
   int64_t discarded = 0;     // tentative placements of failed gangs
   int64_t jobs_scheduled = 0;      // got at least one bind this cycle
   int64_t jobs_unschedulable = 0;  // tried and left not ready

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 
 #include "api/resource_list.h"
@@ -444,6 +445,80 @@ TEST(AllocateTest, SameSnapshotSamePlan) {
     EXPECT_EQ(a.placements[i].node, b.placements[i].node);
   }
   EXPECT_EQ(a.placements.size(), 15u);
+}
+
+
+// Randomized clusters: whatever the plan, no node is overcommitted, every gang is placed
+// all-or-nothing, no queue passes its capability, and the plan is the same twice.
+TEST(AllocateTest, RandomClustersKeepTheInvariants) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    World w;
+    const int nodes = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < nodes; ++i) {
+      NodeBuilder n("n" + std::to_string(i));
+      n.Allocatable(std::to_string(1 + rng() % 8), std::to_string(1 + rng() % 16) + "Gi", std::to_string(rng() % 6));
+      if (rng() % 5 == 0) n.Taint("t", "x", "NoSchedule");
+      if (rng() % 3 == 0) n.Label("zone", rng() % 2 ? "a" : "b");
+      w.Node(n);
+    }
+    w.Queue(QueueBuilder("qa").Weight(1 + static_cast<int>(rng() % 4)).Capability(Resources({{"cpu", "6"}})));
+    w.Queue(QueueBuilder("qb").Weight(1 + static_cast<int>(rng() % 4)));
+    std::map<std::string, int> min_of;
+    const int jobs = static_cast<int>(rng() % 15);
+    for (int j = 0; j < jobs; ++j) {
+      const std::string name = "j" + std::to_string(j);
+      const int n = 1 + static_cast<int>(rng() % 4);
+      const int min = 1 + static_cast<int>(rng() % n);
+      min_of["ns/" + name] = min;
+      w.Group(PodGroupBuilder("ns", name).MinMember(min).Queue(rng() % 2 ? "qa" : "qb").CreationTimestamp(rng() % 5));
+      for (int t = 0; t < n; ++t) {
+        k8s::Pod pod = PodBuilder("ns", name + "-" + std::to_string(t))
+                           .Group(name)
+                           .Request(std::to_string(1 + rng() % 3), std::to_string(1 + rng() % 4) + "Gi")
+                           .Build();
+        if (rng() % 4 == 0) pod.spec.node_selector["zone"] = "a";
+        if (rng() % 4 == 0) pod.spec.tolerations.push_back(Tol("t", "Exists", "", ""));
+        w.Pod(pod);
+      }
+    }
+    auto snap = w.h.cache->Snapshot();
+    AllocationPlan plan = Allocate(*snap);
+    std::map<std::string, Resource> used;
+    std::map<std::string, int> pods;
+    std::map<std::string, int> per_job;
+    std::map<std::string, int64_t> queue_cpu;
+    for (const auto& p : plan.placements) {
+      const JobInfo* job = snap->FindJob(p.job);
+      ASSERT_NE(job, nullptr);
+      const TaskInfo* t = job->FindTask(p.task_uid);
+      ASSERT_NE(t, nullptr);
+      EXPECT_EQ(t->status, TaskStatus::kPending);
+      used[p.node].Add(t->resreq);
+      ++pods[p.node];
+      ++per_job[p.job];
+      queue_cpu[job->queue()] += t->resreq.milli_cpu();
+      const k8s::Node& node = *snap->FindNode(p.node)->node();
+      for (const auto& [k, v] : t->pod().spec.node_selector) EXPECT_EQ(node.metadata.labels.at(k), v);
+      if (!node.spec.taints.empty()) {
+        EXPECT_FALSE(t->pod().spec.tolerations.empty());
+      }
+    }
+    for (const auto& [node, r] : used) {
+      const NodeInfo* n = snap->FindNode(node);
+      EXPECT_LE(r.milli_cpu(), n->idle().milli_cpu()) << node;
+      EXPECT_LE(r.memory(), n->idle().memory()) << node;
+      EXPECT_LE(pods[node], n->idle().Get(ResourceNames::kPods)) << node;
+    }
+    for (const auto& [job, n] : per_job) EXPECT_GE(n, min_of[job]) << job;
+    EXPECT_LE(queue_cpu["qa"], 6000);
+    AllocationPlan again = Allocate(*snap);
+    ASSERT_EQ(again.placements.size(), plan.placements.size());
+    for (size_t i = 0; i < plan.placements.size(); ++i) {
+      EXPECT_EQ(again.placements[i].task_key, plan.placements[i].task_key);
+      EXPECT_EQ(again.placements[i].node, plan.placements[i].node);
+    }
+  }
 }
 
 }  // namespace

@@ -184,6 +184,24 @@ TEST(SchedulerTest, RefusedBindDropsTheRestOfThatJobOnlyAndIsCounted) {
   EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
 }
 
+TEST(SchedulerTest, MaxBindsPerCycleDefersWholeJobsToTheNextCycle) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("a", 3, 3);
+  r.Gang("b", 2, 2);
+  SchedulerOptions o;
+  o.max_binds_per_cycle = 2;
+  Scheduler s(r.rt.get(), o);
+  CycleStats st = s.RunOnce();
+  EXPECT_EQ(st.binds, 3);  // a is never split
+  EXPECT_EQ(st.placements_deferred, 2);
+  EXPECT_EQ(st.jobs_unschedulable, 0);  // b is not reported: it waits for the next cycle
+  EXPECT_FALSE(r.rt->cache().IsAssumed("ns/b-0"));
+  st = s.RunOnce();
+  EXPECT_EQ(st.binds, 2);
+  EXPECT_TRUE(r.rt->cache().IsAssumed("ns/b-1"));
+}
+
 TEST(SchedulerTest, CompletedJobPhaseIsWrittenWithoutBeingTried) {
   Rig r;
   r.AddNode("n1");
