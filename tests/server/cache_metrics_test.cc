@@ -1,0 +1,385 @@
+// CacheMetrics against a CacheRuntime driven inline with a FakeClock: binds, failures,
+// queue and job series lifecycle, nodes/tasks by state, snapshot and queue-wait histograms —
+// and the whole /metrics output passes an exposition-format check.
+#include "server/cache_metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cache/runtime.h"
+#include "server/metrics.h"
+#include "tests/fakes/cluster_builders.h"
+#include "tests/fakes/fake_pipelines.h"
+
+namespace volcache {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using testing::BindFault;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PodGroupBuilder;
+using testing::QueueBuilder;
+
+// The value of one series ("name{labels}" exactly as exported), nullopt when absent.
+std::optional<double> Sample(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
+      const std::string v = line.substr(series.size() + 1);
+      if (v == "+Inf") return std::numeric_limits<double>::infinity();
+      return std::stod(v);
+    }
+  }
+  return std::nullopt;
+}
+
+// A checker for the text exposition format 0.0.4 (what promtool's check metrics parses):
+// returns every problem found, empty when the text is valid.
+std::vector<std::string> CheckExposition(const std::string& text) {
+  std::vector<std::string> problems;
+  if (!text.empty() && text.back() != '\n') problems.push_back("does not end with a newline");
+  static const std::regex kHelp(R"(^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$)");
+  static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  static const std::regex kSample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? (\S+)$)");
+  static const std::regex kLabel(R"(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)\")");
+  std::set<std::string> families_seen, series_seen;
+  std::string family, type;
+  // Histogram bookkeeping per series (labels without le).
+  std::map<std::string, double> last_bucket, inf_bucket, count;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const std::string where = "line " + std::to_string(n) + " '" + line + "': ";
+    std::smatch m;
+    if (line.empty()) {
+      problems.push_back(where + "empty line");
+    } else if (std::regex_match(line, m, kHelp)) {
+      if (!families_seen.insert(m[1]).second) problems.push_back(where + "family repeated");
+      family = m[1];
+      type.clear();
+    } else if (std::regex_match(line, m, kType)) {
+      if (m[1] != family) problems.push_back(where + "TYPE for another family than its HELP");
+      type = m[2];
+    } else if (std::regex_match(line, m, kSample)) {
+      const std::string name = m[1], labels = m[3], value = m[4];
+      if (type.empty()) problems.push_back(where + "sample before TYPE");
+      bool belongs = name == family;
+      const bool histogram = type == "histogram";
+      if (histogram) {
+        belongs = name == family + "_bucket" || name == family + "_sum" || name == family + "_count";
+      }
+      if (!belongs) problems.push_back(where + "sample does not belong to family " + family);
+      if (!series_seen.insert(name + "{" + labels + "}").second) problems.push_back(where + "duplicate series");
+      double v = 0;
+      if (value == "+Inf") {
+        v = std::numeric_limits<double>::infinity();
+      } else if (value == "-Inf" || value == "NaN") {
+        v = 0;
+      } else {
+        size_t used = 0;
+        try {
+          v = std::stod(value, &used);
+        } catch (...) {
+        }
+        if (used != value.size()) problems.push_back(where + "bad value");
+      }
+      if ((type == "counter" || name.ends_with("_count") || name.ends_with("_bucket")) && v < 0) {
+        problems.push_back(where + "negative counter");
+      }
+      if (histogram) {
+        std::string le, rest;
+        for (auto it = std::sregex_iterator(labels.begin(), labels.end(), kLabel); it != std::sregex_iterator(); ++it) {
+          if ((*it)[1] == "le") {
+            le = (*it)[2];
+          } else {
+            rest += (*it)[0].str() + ",";
+          }
+        }
+        const std::string key = family + "{" + rest + "}";
+        if (name == family + "_bucket") {
+          if (le.empty()) problems.push_back(where + "bucket without le");
+          if (last_bucket.count(key) && v < last_bucket[key]) problems.push_back(where + "buckets not cumulative");
+          last_bucket[key] = v;
+          if (le == "+Inf") inf_bucket[key] = v;
+        } else if (name == family + "_count") {
+          count[key] = v;
+          if (!inf_bucket.count(key)) problems.push_back(where + "histogram without a +Inf bucket");
+          else if (inf_bucket[key] != v) problems.push_back(where + "_count differs from the +Inf bucket");
+        } else if (!le.empty()) {
+          problems.push_back(where + "le on a non-bucket sample");
+        }
+      }
+    } else {
+      problems.push_back(where + "not a HELP, TYPE or sample line");
+    }
+  }
+  return problems;
+}
+
+TEST(ExpositionCheckerTest, CatchesMistakes) {
+  EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a gauge\na 1\n"), IsEmpty());
+  EXPECT_THAT(CheckExposition("a 1\n"), Not(IsEmpty()));
+  EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a gauge\na{b=\"\"\"} 1\n"), Not(IsEmpty()));
+  EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a gauge\na 1\na 2\n"), Not(IsEmpty()));
+  EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a histogram\na_bucket{le=\"1\"} 2\na_bucket{le=\"+Inf\"} 1\n"
+                              "a_sum 1\na_count 1\n"),
+              Not(IsEmpty()));
+}
+
+struct Rig {
+  explicit Rig(CacheMetricsOptions options = {}) : binder(&source) {
+    RuntimeOptions o;
+    o.inline_execution = true;
+    rt = std::make_unique<CacheRuntime>(o, clock, &source, &binder, &evictor, &status, &recorder);
+    rt->cache().EnsureDefaultQueues();
+    cm = std::make_unique<CacheMetrics>(&registry, rt.get(), options);
+    rt->Run();
+  }
+  ~Rig() {
+    cm.reset();
+    rt.reset();
+  }
+  void AddNode(const std::string& name, bool ready = true) {
+    auto n = NodeBuilder(name).Allocatable("8", "32Gi", "110").Ready(ready).Ptr();
+    source.PutNode(n);
+    rt->cache().AddNode(*n);
+    rt->RunDueWorkInline();
+  }
+  void Gang(const std::string& group, int n, const std::string& queue = "default") {
+    ASSERT_TRUE(rt->cache().AddPodGroup(PodGroupBuilder("ns", group).MinMember(n).Queue(queue).Ptr()).ok());
+    for (int i = 0; i < n; ++i) {
+      auto p = PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request("1", "1Gi").Ptr();
+      source.PutPod(p);
+      ASSERT_TRUE(rt->cache().AddPod(p).ok());
+    }
+  }
+  std::string Scrape() const { return registry.Serialize(); }
+
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder;
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  std::unique_ptr<CacheRuntime> rt;
+  metrics::Registry registry;
+  std::unique_ptr<CacheMetrics> cm;
+};
+
+TEST(CacheMetricsTest, EmptyCacheExportsValidText) {
+  Rig r;
+  const std::string text = r.Scrape();
+  EXPECT_THAT(CheckExposition(text), IsEmpty()) << text;
+  EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), 0);
+  EXPECT_EQ(Sample(text, "volcache_nodes{state=\"ready\"}"), 0);
+  EXPECT_EQ(Sample(text, "volcache_tasks{status=\"Pending\"}"), 0);
+  EXPECT_EQ(Sample(text, "volcache_jobs{phase=\"Running\"}"), 0);
+  EXPECT_EQ(Sample(text, "volcache_queue_weight{queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_snapshot_duration_seconds_count"), 0);
+  for (const char* q : {"node", "errTasks", "deletedJobs", "status"}) {
+    EXPECT_EQ(Sample(text, std::string("volcache_workqueue_depth{queue=\"") + q + "\"}"), 0) << q;
+  }
+}
+
+TEST(CacheMetricsTest, BindsShowInCountersHistogramsAndStates) {
+  Rig r;
+  r.AddNode("n1");
+  r.AddNode("n2", /*ready=*/false);
+  r.Gang("job", 3);
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  ASSERT_TRUE(r.rt->Bind("ns/job-1", "n1").ok());
+  std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_bind_flow_queued"), 2);
+  EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), 0);
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  text = r.Scrape();
+  EXPECT_THAT(CheckExposition(text), IsEmpty()) << text;
+  EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), 2);
+  EXPECT_EQ(Sample(text, "volcache_binds_failed_total"), 0);
+  EXPECT_EQ(Sample(text, "volcache_bind_batches_total"), 2);  // BATCH_BIND_NUM 1
+  EXPECT_EQ(Sample(text, "volcache_bind_batch_size_count"), 2);
+  EXPECT_EQ(Sample(text, "volcache_bind_batch_size_bucket{le=\"1\"}"), 2);
+  EXPECT_EQ(Sample(text, "volcache_bind_latency_seconds_count"), 2);
+  EXPECT_EQ(Sample(text, "volcache_bind_flow_queued"), 0);
+  EXPECT_EQ(Sample(text, "volcache_nodes{state=\"ready\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_nodes{state=\"not_ready\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_cache_objects{kind=\"tasks\"}"), 3);
+  // Bound by the binder, not yet confirmed by the watch: still Binding in the cache.
+  EXPECT_EQ(Sample(text, "volcache_tasks{status=\"Binding\"}"), 2);
+  EXPECT_EQ(Sample(text, "volcache_tasks{status=\"Pending\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_queue_allocated{queue=\"default\",resource=\"cpu\"}"), 2);
+  EXPECT_EQ(Sample(text, "volcache_queue_allocated{queue=\"default\",resource=\"memory\"}"), 2.0 * (1 << 30));
+  EXPECT_EQ(Sample(text, "volcache_queue_share{queue=\"default\"}"), 0.25);  // 2 of 8 cores on the ready node
+  EXPECT_EQ(Sample(text, "volcache_queue_jobs{queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_queue_pending_tasks{queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_job_allocated_tasks{namespace=\"ns\",job=\"job\",queue=\"default\"}"), 2);
+  EXPECT_EQ(Sample(text, "volcache_job_pending_tasks{namespace=\"ns\",job=\"job\",queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_job_share{namespace=\"ns\",job=\"job\",queue=\"default\"}"), 0.25);
+  EXPECT_EQ(Sample(text, "volcache_status_writes_total{result=\"failed\"}"), 0);
+}
+
+TEST(CacheMetricsTest, FailedBindCountsAndTheResyncQueueMoves) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("job", 1);
+  r.binder.Script("ns/job-0", BindFault::kError);
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  const std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_binds_failed_total"), 1);
+  EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), 0);
+  EXPECT_GE(Sample(text, "volcache_workqueue_adds_total{queue=\"errTasks\"}").value_or(0), 1);
+  EXPECT_GE(Sample(text, "volcache_status_writes_total{result=\"ok\"}").value_or(0), 1);  // SchedulerError condition
+  EXPECT_EQ(Sample(text, "volcache_tasks{status=\"Pending\"}"), 1);
+}
+
+TEST(CacheMetricsTest, QueueSeriesLeaveWithTheQueue) {
+  Rig r;
+  auto q = QueueBuilder("research").Weight(3).Ptr();
+  ASSERT_TRUE(r.rt->cache().AddQueue(q).ok());
+  std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_queue_weight{queue=\"research\"}"), 3);
+  EXPECT_EQ(Sample(text, "volcache_queue_allocated{queue=\"research\",resource=\"cpu\"}"), 0);
+  ASSERT_TRUE(r.rt->cache().DeleteQueue(*q).ok());
+  text = r.Scrape();
+  EXPECT_THAT(text, Not(HasSubstr("queue=\"research\"")));
+  EXPECT_EQ(Sample(text, "volcache_queue_weight{queue=\"default\"}"), 1);
+  EXPECT_THAT(CheckExposition(text), IsEmpty()) << text;
+}
+
+TEST(CacheMetricsTest, ScalarResourceSeriesLeaveWhenTheAllocationEnds) {
+  Rig r;
+  auto n = NodeBuilder("gpu1").Allocatable(testing::Resources({{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}, {"pods", "110"}}))
+               .Ptr();
+  r.source.PutNode(n);
+  r.rt->cache().AddNode(*n);
+  r.rt->RunDueWorkInline();
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "train").MinMember(1).Ptr()).ok());
+  auto pod = PodBuilder("ns", "train-0").Group("train").Container(testing::Resources({{"nvidia.com/gpu", "2"}}));
+  r.source.PutPod(pod.Ptr());
+  ASSERT_TRUE(r.rt->cache().AddPod(pod.Ptr()).ok());
+  Status bound = r.rt->Bind("ns/train-0", "gpu1");
+  ASSERT_TRUE(bound.ok()) << bound.ToString();
+  std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_queue_allocated{queue=\"default\",resource=\"nvidia.com/gpu\"}"), 2);
+  EXPECT_EQ(Sample(text, "volcache_queue_share{queue=\"default\"}"), 0.5);
+  ASSERT_TRUE(r.rt->cache().DeletePod(pod.Build()).ok());
+  text = r.Scrape();
+  EXPECT_THAT(text, Not(HasSubstr("nvidia.com/gpu")));
+  EXPECT_EQ(Sample(text, "volcache_queue_share{queue=\"default\"}"), 0);
+}
+
+TEST(CacheMetricsTest, JobSeriesLeaveWithTheJob) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("a", 1);
+  r.Gang("b", 1);
+  std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_job_pending_tasks{namespace=\"ns\",job=\"a\",queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_job_pending_tasks{namespace=\"ns\",job=\"b\",queue=\"default\"}"), 1);
+  ASSERT_TRUE(r.rt->cache().DeletePodGroup(PodGroupBuilder("ns", "a").Build()).ok());
+  text = r.Scrape();
+  EXPECT_THAT(text, Not(HasSubstr("job=\"a\"")));
+  EXPECT_EQ(Sample(text, "volcache_job_pending_tasks{namespace=\"ns\",job=\"b\",queue=\"default\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_queue_jobs{queue=\"default\"}"), 1);
+}
+
+TEST(CacheMetricsTest, PerJobSeriesCanBeTurnedOff) {
+  CacheMetricsOptions o;
+  o.per_job_series = false;
+  Rig r(o);
+  r.Gang("a", 1);
+  const std::string text = r.Scrape();
+  EXPECT_THAT(text, Not(HasSubstr("volcache_job_")));
+  EXPECT_EQ(Sample(text, "volcache_queue_pending_tasks{queue=\"default\"}"), 1);
+}
+
+TEST(CacheMetricsTest, SnapshotAndQueueWaitHistograms) {
+  Rig r;
+  r.cm->ObserveSnapshot(std::chrono::milliseconds(3));
+  r.cm->ObserveSnapshot(std::chrono::milliseconds(30));
+  r.AddNode("n1");  // one item through the node queue
+  const std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_snapshot_duration_seconds_count"), 2);
+  EXPECT_DOUBLE_EQ(Sample(text, "volcache_snapshot_duration_seconds_sum").value_or(0), 0.033);
+  EXPECT_EQ(Sample(text, "volcache_snapshot_duration_seconds_bucket{le=\"0.0064\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_workqueue_wait_seconds_count{queue=\"node\"}"), 1);
+  EXPECT_EQ(Sample(text, "volcache_workqueue_adds_total{queue=\"node\"}"), 1);
+}
+
+TEST(CacheMetricsTest, DestroyingDetachesEverything) {
+  Rig r;
+  r.AddNode("n1");
+  r.Gang("job", 1);
+  r.cm.reset();
+  EXPECT_EQ(r.Scrape().find("volcache_nodes{"), std::string::npos);  // collector gone (no refresh)
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();  // observers removed: nothing dangles
+  EXPECT_EQ(r.rt->counters().binds_succeeded, 1u);
+}
+
+TEST(CacheMetricsTest, ScrapesRaceWithThreadedBinds) {
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  RuntimeOptions o;
+  o.node_worker_threads = 2;
+  o.dispatch_threads = 2;
+  CacheRuntime rt(o, RealClock::Instance(), &source, &binder, &evictor, &status, &recorder);
+  rt.cache().EnsureDefaultQueues();
+  metrics::Registry registry;
+  CacheMetrics cm(&registry, &rt);
+  rt.Run();
+  auto n = NodeBuilder("n1").Allocatable("64", "256Gi", "110").Ptr();
+  source.PutNode(n);
+  rt.cache().AddNode(*n);
+  rt.MarkInitialListsApplied();
+  ASSERT_TRUE(rt.WaitForCacheSync(std::chrono::seconds(10)).ok());
+  constexpr int kPods = 40;
+  ASSERT_TRUE(rt.cache().AddPodGroup(PodGroupBuilder("ns", "job").MinMember(1).Ptr()).ok());
+  for (int i = 0; i < kPods; ++i) {
+    auto p = PodBuilder("ns", "p" + std::to_string(i)).Group("job").Request("1", "1Gi").Ptr();
+    source.PutPod(p);
+    ASSERT_TRUE(rt.cache().AddPod(p).ok());
+  }
+  std::atomic<bool> done{false};
+  std::thread scraper([&] {
+    while (!done.load()) {
+      const std::string text = registry.Serialize();
+      EXPECT_THAT(text, HasSubstr("volcache_pods_bound_total"));
+    }
+  });
+  for (int i = 0; i < kPods; ++i) {
+    ASSERT_TRUE(rt.Bind("ns/p" + std::to_string(i), "n1").ok());
+    cm.ObserveSnapshot(std::chrono::microseconds(i));
+  }
+  rt.Stop();  // drains every bind
+  done = true;
+  scraper.join();
+  const std::string text = registry.Serialize();
+  EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), kPods);
+  EXPECT_EQ(Sample(text, "volcache_bind_batch_size_sum"), kPods);
+  EXPECT_THAT(CheckExposition(text), IsEmpty()) << text;
+}
+
+}  // namespace
+}  // namespace volcache
