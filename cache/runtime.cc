@@ -468,7 +468,7 @@ RuntimeCounters CacheRuntime::counters() const {
 BindFlow::Stats CacheRuntime::bind_flow_stats() const { return impl_->flow->stats(); }
 
 void CacheRuntime::SetBindObserver(std::function<void(size_t, Duration)> observer) {
-  impl_->flow->SetObserver(std::move(observer));
+  if (impl_ && impl_->flow) impl_->flow->SetObserver(std::move(observer));
 }
 
 WorkQueueStats CacheRuntime::status_queue_stats() const { return impl_->status_queue->Stats(); }

@@ -177,6 +177,9 @@ Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& 
     return Status::Ok();
   }));
   int node_index = 0;
+  for (auto& [vc, count] : vc_nodes) {
+    count = std::max(1, static_cast<int>(std::ceil(count * std::max(0.0, o.cluster_scale))));
+  }
   for (const auto& [vc, nodes] : vc_nodes) {
     for (int i = 0; i < nodes; ++i) {
       w.nodes.push_back(MakeNode(fmt::format("philly-{:04d}", node_index++), 96000, 768 * kGiB, 8, "philly"));
@@ -209,7 +212,7 @@ Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& 
     return Status::Ok();
   }));
   for (auto& [t, job] : jobs) {
-    job.submit = Scaled(static_cast<double>(t - t_min) / 1000.0, o.time_scale);
+    job.submit = Scaled(static_cast<double>(t - t_min) / 1000.0, o.time_scale * std::max(1e-9, o.arrival_scale));
     w.jobs.push_back(std::move(job));
   }
   SortAndSlice(w, o);
@@ -249,7 +252,7 @@ Result<SimWorkload> LoadAlibabaTrace(const std::string& dir, const TraceOptions&
     }
     const int64_t gpu_milli = v[2] <= 0 ? 0 : (v[2] == 1 ? static_cast<int64_t>(v[3]) : static_cast<int64_t>(v[2]) * 1000);
     SimJob job = MakeJob(c[0], "default", 1, static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]) * kMiB, gpu_milli, o);
-    job.submit = Scaled(v[4], o.time_scale);
+    job.submit = Scaled(v[4], o.time_scale * std::max(1e-9, o.arrival_scale));
     job.run_time = Scaled(std::max(1.0, v[5] - start), o.time_scale);
     w.jobs.push_back(std::move(job));
     return Status::Ok();

@@ -12,7 +12,7 @@
 //    aggregate GPU-share model: `nvidia.com/gpu` is accounted in milli-GPUs per node, not per
 //    physical card.
 // Time: arrivals and run times are divided by `time_scale` (60: a trace minute is a simulated
-// second). A slice starts at the `skip`-th job in arrival order and holds `max_jobs` jobs.
+// second); arrivals additionally by `arrival_scale`. A slice starts at the `skip`-th job in arrival order and holds `max_jobs` jobs.
 // Thread-safety: plain values.
 
 #include <chrono>
@@ -46,6 +46,12 @@ struct TraceOptions {
   size_t max_jobs = 1000;
   size_t skip = 0;
   double time_scale = 60;
+  // Arrivals are compressed this much more than run times (1 = the trace's own load; 10 =
+  // ten times the arrival rate, for a contended cluster).
+  double arrival_scale = 1;
+  // Philly: each virtual cluster keeps ceil(nodes × cluster_scale) nodes (at least 1), and its
+  // queue's capability and weight follow.
+  double cluster_scale = 1;
   std::string scheduler_name = "volcano";
 };
 

@@ -1,0 +1,184 @@
+// `volcache run`: the daemon's main job on its embedded simulated cluster (sim/runner.h) —
+// a time-scaled slice of a real trace by default, a live progress line on stderr, the HTTP
+// admin surface while it runs, and a report at the end (text, or JSON with --report json).
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include "cmd/command.h"
+#include "cmd/yaml_config.h"
+#include "server/admin_flags.h"
+#include "server/admin_server.h"
+#include "server/cache_metrics.h"
+#include "server/metrics.h"
+#include "server/signal_dump.h"
+#include "sim/runner.h"
+
+namespace volcache::cmd {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+struct RunFlags {
+  sim::RunOptions run;
+  AdminOptions admin;
+  bool no_admin = false;
+  std::string duration, start_delay = "1s", period = "1s", watch_latency = "0s";
+  std::string report = "text";
+  std::string score = "binpack";
+  bool quiet = false;
+  int batch_bind_num = 0;
+  int max_concurrent_binds = 0;
+};
+
+Status ApplyDurations(RunFlags& f) {
+  if (!f.duration.empty() && f.duration != "0") {
+    auto d = sim::ParseDuration(f.duration);
+    if (!d.ok()) return d.status().WithPrefix("--duration");
+    f.run.duration = *d;
+  }
+  auto sd = sim::ParseDuration(f.start_delay);
+  if (!sd.ok()) return sd.status().WithPrefix("--start-delay");
+  f.run.sim.start_delay = *sd;
+  auto wl = sim::ParseDuration(f.watch_latency);
+  if (!wl.ok()) return wl.status().WithPrefix("--watch-latency");
+  f.run.sim.watch_latency = *wl;
+  auto p = sim::ParseDuration(f.period);
+  if (!p.ok()) return p.status().WithPrefix("--schedule-period");
+  if (*p < std::chrono::milliseconds(20)) return Status::InvalidArgument("--schedule-period: at least 20ms");
+  f.run.scheduler.period = *p;
+  return Status::Ok();
+}
+
+int Run(RunFlags& f) {
+  if (Status s = ApplyDurations(f); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    return 2;
+  }
+  Status env;
+  f.run.runtime.bind_flow = BindFlowOptionsFromEnv(f.run.runtime.bind_flow, &env);
+  if (!env.ok()) {
+    std::cerr << env.message() << "\n";
+    return 2;
+  }
+  if (f.batch_bind_num > 0) f.run.runtime.bind_flow.batch_size = static_cast<size_t>(f.batch_bind_num);
+  if (f.max_concurrent_binds > 0) f.run.runtime.bind_flow.max_concurrent_binds = static_cast<size_t>(f.max_concurrent_binds);
+  f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
+  f.run.scheduler.session.score = f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+  if (!f.quiet) {
+    f.run.progress = &std::cerr;
+    f.run.progress_tty = isatty(STDERR_FILENO) == 1;
+  }
+
+  metrics::Registry registry;
+  std::unique_ptr<CacheMetrics> cache_metrics;
+  sim::SimRun* self = nullptr;
+  // After every session: its snapshot time to the metrics, and SIGINT/SIGTERM → stop.
+  f.run.on_cycle = [&](const CycleStats& c) {
+    if (cache_metrics) {
+      cache_metrics->ObserveSnapshot(std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(c.open_ms)));
+    }
+    if (g_stop.load() && self != nullptr) self->RequestStop();
+  };
+  sim::SimRun run(f.run);
+  self = &run;
+  if (Status s = run.Load(); !s.ok()) {
+    std::cerr << "volcache run: " << s.message() << "\n";
+    return 2;
+  }
+  cache_metrics = std::make_unique<CacheMetrics>(&registry, &run.runtime());
+  std::unique_ptr<AdminServer> admin;
+  if (!f.no_admin) {
+    admin = std::make_unique<AdminServer>(f.admin, &run.runtime(), &registry);
+    if (Status s = admin->Start(); !s.ok()) {
+      spdlog::warn("admin server not started: {} (the run continues without it)", s.ToString());
+      admin.reset();
+    } else if (!f.quiet) {
+      std::cerr << "admin: " << admin->url() << " (/metrics, /readyz, /debug/cache)\n";
+    }
+  }
+  SignalDump dump([&run] { spdlog::info("SIGUSR2: cache dump\n{}", run.runtime().cache().Dump()); });
+  if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+
+  sim::RunReport report = run.Run();
+  if (admin) admin->Stop();
+  dump.Stop();
+  admin.reset();
+  cache_metrics.reset();  // before the runtime it observes
+  self = nullptr;
+  if (f.report == "json") {
+    std::cout << report.ToJson() << "\n";
+  } else {
+    std::cout << report.ToText();
+  }
+  return report.errors.empty() ? 0 : 1;
+}
+
+CommandRunner AddRun(CLI::App& sub) {
+  auto f = std::make_shared<RunFlags>();
+  // The bundled workload: a time-scaled slice of the Philly trace on a tenth of its cluster,
+  // arrivals ten times denser than in 2017, for one simulated hour.
+  f->run.trace.max_jobs = 1000;
+  f->run.trace.skip = 20000;
+  f->run.trace.time_scale = 60;
+  f->run.trace.arrival_scale = 10;
+  f->run.trace.cluster_scale = 0.1;
+  f->duration = "1h";
+  sub.config_formatter(MakeYamlConfig());
+  sub.set_config("--config", "", "YAML file setting any of these flags (keys: flag names without dashes)");
+  sub.add_option("--workload", f->run.workload, "trace:philly | trace:alibaba | a manifest file (YAML/JSON)")
+      ->capture_default_str();
+  sub.add_option("--jobs", f->run.trace.max_jobs, "jobs of the trace to run")->capture_default_str();
+  sub.add_option("--skip", f->run.trace.skip, "jobs of the trace (in arrival order) to skip first")->capture_default_str();
+  sub.add_option("--time-scale", f->run.trace.time_scale, "trace seconds per simulated second")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--arrival-scale", f->run.trace.arrival_scale, "arrivals compressed this much more than run times")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--cluster-scale", f->run.trace.cluster_scale, "philly: share of each virtual cluster's nodes to simulate")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--duration", f->duration, "simulated time to run (e.g. 30m); 0 = until every job finished")
+      ->capture_default_str();
+  sub.add_option("--speed", f->run.speed, "simulated seconds per wall second (0 = as fast as possible)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--report", f->report, "text | json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  sub.add_flag("-q,--quiet", f->quiet, "no progress line");
+  sub.add_option("--seed", f->run.sim.seed, "fault-injection seed")->capture_default_str();
+  sub.add_option("--bind-error-rate", f->run.sim.bind_error_rate, "share of binds the cluster fails")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--bind-conflict-rate", f->run.sim.bind_conflict_rate, "share of binds answered 409")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--watch-drop-rate", f->run.sim.watch_drop_rate, "share of watch events lost until the next relist")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--watch-latency", f->watch_latency, "write → watch event delay")->capture_default_str();
+  sub.add_option("--start-delay", f->start_delay, "bind → pod Running delay")->capture_default_str();
+  sub.add_option("--schedule-period", f->period, "session period")->capture_default_str();
+  sub.add_option("--score", f->score, "binpack | least-allocated")
+      ->check(CLI::IsMember({"binpack", "least-allocated"}))
+      ->capture_default_str();
+  sub.add_option("--scheduler-name", f->run.trace.scheduler_name, "pods' schedulerName")->capture_default_str();
+  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
+  AddAdminFlags(sub, &f->admin);
+  return [f]() -> int { return Run(*f); };
+}
+
+VOLCACHE_COMMAND("run", "run the cache and the reference scheduler on the embedded simulated cluster", AddRun);
+
+}  // namespace
+}  // namespace volcache::cmd

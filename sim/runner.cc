@@ -1,0 +1,325 @@
+#include "sim/runner.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <ostream>
+#include <thread>
+
+namespace volcache::sim {
+
+namespace {
+
+using WallClock = std::chrono::steady_clock;
+
+double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+Percentiles Summarize(std::vector<double> v) {
+  Percentiles p;
+  p.count = v.size();
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))]; };
+  p.p50 = at(0.5);
+  p.p95 = at(0.95);
+  p.max = v.back();
+  return p;
+}
+
+int64_t GpuMilli(const Resource& r) {
+  static const uint32_t gpu = ResourceNames::Intern("nvidia.com/gpu");
+  return r.Get(gpu);
+}
+
+nlohmann::ordered_json PercentilesJson(const Percentiles& p) {
+  return {{"count", p.count}, {"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"max", p.max}};
+}
+
+}  // namespace
+
+struct SimRun::State {
+  RunOptions options;
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  std::unique_ptr<SimCluster> sim;
+  std::unique_ptr<CacheRuntime> runtime;
+  std::unique_ptr<Scheduler> scheduler;
+  SimWorkload workload;
+  std::atomic<bool> stop{false};
+  std::mutex refused_mu;
+  std::vector<std::string> refused;
+  uint64_t refused_count = 0;
+};
+
+SimRun::SimRun(RunOptions options) : s_(std::make_unique<State>()) {
+  s_->options = std::move(options);
+  s_->options.runtime.inline_execution = true;
+  s_->sim = std::make_unique<SimCluster>(s_->options.sim, s_->clock);
+  SimCluster* sim = s_->sim.get();
+  s_->runtime = std::make_unique<CacheRuntime>(s_->options.runtime, s_->clock, sim, sim, sim, sim, sim);
+  s_->sim->SetDeliver([st = s_.get()](SchedulerCache::EventType type, const k8s::Object& obj) {
+    Status s = st->runtime->cache().Apply(type, obj);
+    if (s.ok()) return;
+    std::lock_guard<std::mutex> lock(st->refused_mu);
+    if (++st->refused_count <= 20) st->refused.push_back(s.ToString());
+  });
+  s_->scheduler = std::make_unique<Scheduler>(s_->runtime.get(), s_->options.scheduler);
+}
+
+SimRun::~SimRun() {
+  s_->runtime->Stop();
+  s_->sim->Shutdown();
+}
+
+CacheRuntime& SimRun::runtime() { return *s_->runtime; }
+SimCluster& SimRun::cluster() { return *s_->sim; }
+void SimRun::RequestStop() { s_->stop = true; }
+
+Status SimRun::Load() {
+  auto w = LoadWorkload(s_->options.workload, s_->options.trace);
+  if (!w.ok()) return w.status();
+  if (w->nodes.empty()) return Status::InvalidArgument("workload " + s_->options.workload + ": no nodes");
+  s_->workload = std::move(*w);
+  s_->sim->Load(s_->workload);
+  s_->runtime->Run();
+  return Status::Ok();
+}
+
+RunReport SimRun::Run() {
+  State& s = *s_;
+  const RunOptions& o = s.options;
+  RunReport report;
+  report.workload = s.workload.name;
+  const auto wall0 = WallClock::now();
+  auto last_progress = wall0;
+  const TimePoint t0 = s.clock->Now();
+  TimePoint next_cycle = t0 + o.scheduler.period;
+  const Duration limit = o.duration > Duration::zero() ? o.duration : o.max_duration;
+  const Resource total = s.sim->total_allocatable();
+  const double total_gpu = static_cast<double>(GpuMilli(total));
+  const double total_cpu = static_cast<double>(total.milli_cpu());
+  double gpu_integral = 0, cpu_integral = 0, sampled_seconds = 0;
+  std::vector<double> open_ms, cycle_ms;
+  CycleStats last{};
+  bool marked = false;
+
+  auto progress = [&](bool final_line) {
+    if (o.progress == nullptr) return;
+    const auto now = WallClock::now();
+    if (!final_line && now - last_progress < o.progress_every) return;
+    last_progress = now;
+    SimStats st = s.sim->stats();
+    const Resource running = s.sim->running_requests();
+    const double t = Seconds(s.clock->Now() - t0);
+    const uint64_t pending = st.jobs_submitted - st.jobs_running - st.jobs_finished;
+    const std::string line = fmt::format(
+        "t={:>8.0f}s  jobs {} pending / {} running / {} done of {}  GPU {:5.1f}%  CPU {:5.1f}%  binds {:.0f}/s  "
+        "snapshot {:.3f} ms",
+        t, pending, st.jobs_running, st.jobs_finished, s.workload.jobs.size(),
+        total_gpu > 0 ? 100.0 * static_cast<double>(GpuMilli(running)) / total_gpu : 0.0,
+        total_cpu > 0 ? 100.0 * static_cast<double>(running.milli_cpu()) / total_cpu : 0.0,
+        t > 0 ? static_cast<double>(s.runtime->counters().binds_succeeded) / t : 0.0, last.open_ms);
+    if (o.progress_tty) {
+      *o.progress << "\r" << line << (final_line ? "\n" : "") << std::flush;
+    } else {
+      *o.progress << line << "\n" << std::flush;
+    }
+  };
+
+  for (;;) {
+    s.clock->Advance(o.step);
+    s.runtime->RunDueWorkInline();
+    if (!marked) {
+      s.runtime->MarkInitialListsApplied();
+      marked = true;
+    }
+    const TimePoint now = s.clock->Now();
+    if (now >= next_cycle) {
+      last = s.scheduler->RunOnce();
+      s.runtime->RunDueWorkInline();
+      open_ms.push_back(last.open_ms);
+      cycle_ms.push_back(last.open_ms + last.allocate_ms + last.commit_ms + last.close_ms);
+      if (o.on_cycle) o.on_cycle(last);
+      const double dt = Seconds(o.scheduler.period);
+      const Resource running = s.sim->running_requests();
+      if (total_gpu > 0) gpu_integral += dt * static_cast<double>(GpuMilli(running)) / total_gpu;
+      if (total_cpu > 0) cpu_integral += dt * static_cast<double>(running.milli_cpu()) / total_cpu;
+      sampled_seconds += dt;
+      next_cycle += o.scheduler.period;
+    }
+    progress(false);
+    if (s.sim->AllJobsFinished()) {
+      report.all_finished = true;
+      break;
+    }
+    if (now - t0 >= limit) {
+      report.stopped_by_limit = o.duration == Duration::zero();
+      break;
+    }
+    if (s.stop) break;
+    if (o.speed > 0) {
+      const auto due = wall0 + std::chrono::duration_cast<WallClock::duration>(
+                                   std::chrono::duration<double>(Seconds(now - t0) / o.speed));
+      std::this_thread::sleep_until(due);
+    }
+  }
+  progress(true);
+
+  // Let the watch deliver what is in flight, then check the cache against the cluster.
+  for (int i = 0; i < 5; ++i) {
+    s.clock->Advance(o.step);
+    s.runtime->RunDueWorkInline();
+  }
+  report.simulated_seconds = Seconds(s.clock->Now() - t0);
+  report.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall0).count();
+  report.sessions = open_ms.size();
+  report.snapshot_ms = Summarize(open_ms);
+  report.session_ms = Summarize(cycle_ms);
+  report.gpu_utilization = sampled_seconds > 0 ? gpu_integral / sampled_seconds : 0;
+  report.cpu_utilization = sampled_seconds > 0 ? cpu_integral / sampled_seconds : 0;
+  RuntimeCounters c = s.runtime->counters();
+  report.binds = c.binds_succeeded;
+  report.bind_failures = c.binds_failed;
+  report.evictions = c.evictions_ok;
+  report.binds_per_sim_second = report.simulated_seconds > 0 ? static_cast<double>(c.binds_succeeded) / report.simulated_seconds : 0;
+  report.sim = s.sim->stats();
+
+  // Jobs.
+  const TimePoint end = s.clock->Now();
+  std::vector<double> completion, wait;
+  std::map<std::string, QueueReport> queues;
+  for (const auto& q : s.workload.queues) {
+    queues[q->metadata.name].name = q->metadata.name;
+    queues[q->metadata.name].weight = q->spec.weight;
+  }
+  TimePoint first_submit = end, last_finish = t0;
+  for (const JobRecord& j : s.sim->jobs()) {
+    ++report.jobs;
+    QueueReport& q = queues[j.queue];
+    q.name = j.queue;
+    if (q.weight == 0) q.weight = 1;
+    ++q.jobs;
+    first_submit = std::min(first_submit, j.submit);
+    if (j.finished) {
+      ++report.jobs_finished;
+      ++q.finished;
+      completion.push_back(Seconds(*j.finished - j.submit));
+      last_finish = std::max(last_finish, *j.finished);
+    } else if (j.all_started) {
+      ++report.jobs_running;
+    } else {
+      ++report.jobs_pending;
+    }
+    if (j.all_started) {
+      wait.push_back(Seconds(*j.all_started - j.submit));
+      q.gpu_seconds += static_cast<double>(j.gpus_milli) / 1000.0 * Seconds((j.finished ? *j.finished : end) - *j.all_started);
+    }
+  }
+  report.jobs_pending += s.workload.jobs.size() - report.jobs;  // not arrived yet
+  report.jobs = s.workload.jobs.size();
+  report.completion_s = Summarize(completion);
+  report.wait_s = Summarize(wait);
+  report.makespan_seconds = Seconds((report.all_finished ? last_finish : end) - std::min(first_submit, end));
+  double weights = 0, gpu_seconds = 0;
+  for (auto& [name, q] : queues) {
+    if (q.jobs == 0) continue;
+    weights += q.weight;
+    gpu_seconds += q.gpu_seconds;
+  }
+  for (auto& [name, q] : queues) {
+    if (q.jobs == 0) continue;
+    q.weight_fraction = weights > 0 ? q.weight / weights : 0;
+    q.gpu_fraction = gpu_seconds > 0 ? q.gpu_seconds / gpu_seconds : 0;
+    report.queues.push_back(q);
+  }
+
+  // Errors.
+  {
+    std::lock_guard<std::mutex> lock(s.refused_mu);
+    for (const auto& r : s.refused) report.errors.push_back("event refused: " + r);
+    if (s.refused_count > s.refused.size()) {
+      report.errors.push_back(fmt::format("... and {} more refused events", s.refused_count - s.refused.size()));
+    }
+  }
+  if (Status inv = s.runtime->cache().CheckInvariants(); !inv.ok()) report.errors.push_back("invariants: " + inv.message());
+  if (o.sim.watch_drop_rate == 0) {
+    if (std::string diff = s.runtime->cache().Compare(); !diff.empty()) report.errors.push_back("cache differs from the cluster: " + diff);
+  }
+  return report;
+}
+
+std::string RunReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["workload"] = workload;
+  j["simulated_seconds"] = simulated_seconds;
+  j["wall_seconds"] = wall_seconds;
+  j["makespan_seconds"] = makespan_seconds;
+  j["all_finished"] = all_finished;
+  j["stopped_by_limit"] = stopped_by_limit;
+  j["jobs"] = {{"total", jobs}, {"finished", jobs_finished}, {"running", jobs_running}, {"pending", jobs_pending}};
+  j["completion_seconds"] = PercentilesJson(completion_s);
+  j["wait_seconds"] = PercentilesJson(wait_s);
+  j["utilization"] = {{"gpu", gpu_utilization}, {"cpu", cpu_utilization}};
+  j["binds"] = {{"ok", binds}, {"failed", bind_failures}, {"per_simulated_second", binds_per_sim_second}};
+  j["evictions"] = evictions;
+  j["sessions"] = sessions;
+  j["snapshot_ms"] = PercentilesJson(snapshot_ms);
+  j["session_ms"] = PercentilesJson(session_ms);
+  auto qs = nlohmann::ordered_json::array();
+  for (const auto& q : queues) {
+    qs.push_back({{"name", q.name}, {"weight", q.weight}, {"weight_fraction", q.weight_fraction},
+                  {"gpu_seconds", q.gpu_seconds}, {"gpu_fraction", q.gpu_fraction}, {"jobs", q.jobs},
+                  {"finished", q.finished}});
+  }
+  j["queues"] = qs;
+  j["cluster"] = {{"binds", sim.binds},
+                  {"bind_faults", sim.bind_faults},
+                  {"bind_conflicts", sim.bind_conflicts},
+                  {"events_emitted", sim.events_emitted},
+                  {"events_dropped", sim.events_dropped},
+                  {"relists", sim.relists},
+                  {"status_writes", sim.status_writes},
+                  {"recorded_events", sim.recorded_events}};
+  j["errors"] = errors;
+  return j.dump();
+}
+
+std::string RunReport::ToText() const {
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  line(fmt::format("workload {}: {} jobs, {:.0f} s simulated in {:.1f} s wall{}", workload, jobs, simulated_seconds,
+                   wall_seconds, stopped_by_limit ? " (stopped at the time limit)" : ""));
+  line(fmt::format("jobs: {} finished, {} running, {} pending", jobs_finished, jobs_running, jobs_pending));
+  line(fmt::format("makespan {:.0f} s; completion mean {:.1f} s, p95 {:.1f} s; wait mean {:.1f} s, p95 {:.1f} s",
+                   makespan_seconds, completion_s.mean, completion_s.p95, wait_s.mean, wait_s.p95));
+  line(fmt::format("utilization: GPU {:.1f}%, CPU {:.1f}%", 100 * gpu_utilization, 100 * cpu_utilization));
+  line(fmt::format("binds: {} ok, {} failed ({:.1f}/simulated s); {} evictions; {} sessions, snapshot mean {:.3f} ms "
+                   "(max {:.3f}), session mean {:.3f} ms (max {:.3f})",
+                   binds, bind_failures, binds_per_sim_second, evictions, sessions, snapshot_ms.mean, snapshot_ms.max,
+                   session_ms.mean, session_ms.max));
+  if (!queues.empty()) {
+    line("queue share (GPU time used vs weight):");
+    for (const auto& q : queues) {
+      line(fmt::format("  {:<16} weight {:>3} ({:5.1f}%)  GPU time {:5.1f}%  jobs {}/{} finished", q.name, q.weight,
+                       100 * q.weight_fraction, 100 * q.gpu_fraction, q.finished, q.jobs));
+    }
+  }
+  if (sim.bind_faults + sim.bind_conflicts + sim.events_dropped > 0) {
+    line(fmt::format("injected faults: {} bind errors, {} conflicts, {} watch events lost ({} relists)", sim.bind_faults,
+                     sim.bind_conflicts, sim.events_dropped, sim.relists));
+  }
+  if (errors.empty()) {
+    line("errors: none (invariants hold; cache consistent with the cluster)");
+  } else {
+    line(fmt::format("errors: {}", errors.size()));
+    for (const auto& e : errors) line("  " + e);
+  }
+  return out;
+}
+
+}  // namespace volcache::sim

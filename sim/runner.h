@@ -1,0 +1,104 @@
+#pragma once
+// SimRun: `volcache run` — the embedded simulated cluster, the CacheRuntime it feeds and the
+// reference Scheduler, advanced together on one fake clock (20 ms steps: the bind tick; a
+// session every `scheduler.period`), as fast as possible or paced to `speed` simulated
+// seconds per wall second. Everything runs on the caller's thread, deterministically (the
+// runtime in inline mode), so a run is reproducible from its options and seed; the cache is
+// still safe to read from other threads (the HTTP admin server) while it runs.
+//
+// The report: makespan, job completion and wait times (mean, p95), GPU and CPU utilization
+// (time-weighted, sampled every session), binds, per-queue GPU share against weight, and the
+// errors seen (refused events, bind failures, invariant violations, cache ≠ cluster).
+// Thread-safety: one thread drives Run(); runtime() may be shared with readers.
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/runtime.h"
+#include "session/scheduler.h"
+#include "sim/cluster.h"
+#include "sim/workload.h"
+
+namespace volcache::sim {
+
+struct RunOptions {
+  std::string workload = "trace:philly";
+  TraceOptions trace;
+  SimOptions sim;
+  RuntimeOptions runtime;       // inline_execution is forced on
+  SchedulerOptions scheduler;
+  Duration duration{};          // simulated time limit; 0 = until every job finished
+  Duration max_duration = std::chrono::hours(48);  // hard cap when duration is 0
+  double speed = 0;             // simulated seconds per wall second; 0 = as fast as possible
+  Duration step = std::chrono::milliseconds(20);
+  // Progress: a line every `progress_every` of wall time ('\r'-updated when `progress_tty`).
+  std::ostream* progress = nullptr;
+  bool progress_tty = false;
+  std::chrono::milliseconds progress_every{1000};
+  // Called after every session (metrics).
+  std::function<void(const CycleStats&)> on_cycle;
+};
+
+struct Percentiles {
+  double mean = 0, p50 = 0, p95 = 0, max = 0;
+  size_t count = 0;
+};
+
+struct QueueReport {
+  std::string name;
+  int32_t weight = 0;
+  double weight_fraction = 0;  // of the queues that had jobs
+  double gpu_seconds = 0;      // GPU time its jobs ran
+  double gpu_fraction = 0;     // of all GPU time
+  size_t jobs = 0, finished = 0;
+};
+
+struct RunReport {
+  std::string workload;
+  double simulated_seconds = 0;
+  double wall_seconds = 0;
+  double makespan_seconds = 0;  // first arrival → last job finished (or the end of the run)
+  bool all_finished = false;
+  bool stopped_by_limit = false;
+  size_t jobs = 0, jobs_finished = 0, jobs_running = 0, jobs_pending = 0;
+  Percentiles completion_s;  // finished - submitted
+  Percentiles wait_s;        // whole gang running - submitted
+  double gpu_utilization = 0, cpu_utilization = 0;  // time-weighted, 0..1
+  uint64_t binds = 0, bind_failures = 0, evictions = 0, sessions = 0;
+  double binds_per_sim_second = 0;
+  Percentiles snapshot_ms;  // session open
+  Percentiles session_ms;   // whole cycle
+  std::vector<QueueReport> queues;
+  SimStats sim;
+  std::vector<std::string> errors;  // refused events, invariant violations, cache ≠ cluster
+
+  std::string ToJson() const;
+  std::string ToText() const;
+};
+
+class SimRun {
+ public:
+  explicit SimRun(RunOptions options);
+  ~SimRun();
+  SimRun(const SimRun&) = delete;
+  SimRun& operator=(const SimRun&) = delete;
+
+  // Loads the workload and starts the runtime; errors name the workload and field.
+  Status Load();
+  // Runs to the end (every job finished, `duration`, or the cap) and reports.
+  RunReport Run();
+  // Asks a running Run() to stop at its next step (signal handlers: set a flag instead).
+  void RequestStop();
+
+  CacheRuntime& runtime();
+  SimCluster& cluster();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace volcache::sim
