@@ -219,6 +219,7 @@ struct RestClient::Impl {
     auto [ws, wu] = SecUsec(options.request_timeout);
     c->set_write_timeout(ws, wu);
     c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);  // headers and body go out in separate writes: no Nagle stall
     std::string tok = Token();
     if (!tok.empty()) c->set_bearer_token_auth(tok);
     if (!config.username.empty()) c->set_basic_auth(config.username, config.password);

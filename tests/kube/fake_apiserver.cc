@@ -519,6 +519,7 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
   httplib::Server& srv = box->server;
   srv.new_task_queue = [] { return new httplib::ThreadPool(48); };
   srv.set_keep_alive_max_count(100000);
+  srv.set_tcp_nodelay(true);
   srv.set_read_timeout(60, 0);
   srv.set_payload_max_length(8u << 20);
   auto handler = [st](const std::string& method) {
