@@ -243,6 +243,13 @@ void SimCluster::Load(const SimWorkload& w) {
   s.ScheduleRelist();
 }
 
+void SimCluster::StopFaults() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->options.bind_error_rate = 0;
+  state_->options.bind_conflict_rate = 0;
+  state_->options.watch_drop_rate = 0;
+}
+
 Result<k8s::NodePtr> SimCluster::GetNode(const std::string& name) const { return state_->store.GetNode(name); }
 Result<k8s::PodPtr> SimCluster::GetPod(const std::string& ns, const std::string& name) const {
   return state_->store.GetPod(ns, name);

@@ -85,6 +85,8 @@ class SimCluster final : public ClusterSource, public Binder, public Evictor, pu
   void Load(const SimWorkload& workload);
   // Stops scheduling further work (pending timers become no-ops).
   void Shutdown();
+  // Turns every fault off from now on (lost events still arrive with the next relist).
+  void StopFaults();
 
   // ClusterSource
   Result<k8s::NodePtr> GetNode(const std::string& name) const override;

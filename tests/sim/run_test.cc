@@ -1,0 +1,106 @@
+// `volcache run` end to end (sim/runner.h): the simulator, the CacheRuntime and the reference
+// Scheduler together, on a real trace slice and on a small manifest, with and without faults.
+#include "sim/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tests/testdata.h"
+
+namespace volcache::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+RunOptions PhillySlice(size_t jobs) {
+  RunOptions o;
+  o.workload = "trace:philly";
+  o.trace.max_jobs = jobs;
+  o.trace.skip = 20000;
+  o.trace.arrival_scale = 10;
+  o.trace.cluster_scale = 0.1;
+  o.duration = 20min;
+  return o;
+}
+
+TEST(SimRunTest, PhillySliceRunsCleanAndReportsConsistently) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  SimRun run(PhillySlice(300));
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_TRUE(r.errors.empty()) << r.ToText();
+  EXPECT_EQ(r.jobs, 300u);
+  EXPECT_EQ(r.jobs_finished + r.jobs_running + r.jobs_pending, r.jobs);
+  EXPECT_GT(r.jobs_finished, 250u);  // a 20-minute window holds all but the longest jobs
+  EXPECT_GE(r.binds, r.jobs_finished);
+  EXPECT_EQ(r.bind_failures, 0u);
+  EXPECT_GT(r.gpu_utilization, 0.0);
+  EXPECT_LE(r.gpu_utilization, 1.0);
+  EXPECT_EQ(r.sessions, 1200u);  // one per simulated second
+  EXPECT_NEAR(r.simulated_seconds, 1200, 0.05);
+  double fractions = 0;
+  for (const auto& q : r.queues) fractions += q.gpu_fraction;
+  EXPECT_NEAR(fractions, 1.0, 1e-9);
+  EXPECT_LE(r.wait_s.p95, r.wait_s.max);
+  auto j = nlohmann::json::parse(r.ToJson());
+  EXPECT_EQ(j["jobs"]["total"], 300);
+  EXPECT_TRUE(j["errors"].empty());
+  EXPECT_EQ(j["cluster"]["binds"].get<uint64_t>(), r.sim.binds);
+}
+
+TEST(SimRunTest, SameSeedSameRun) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  auto once = [] {
+    RunOptions o = PhillySlice(150);
+    o.sim.bind_error_rate = 0.2;
+    o.sim.seed = 7;
+    SimRun run(o);
+    EXPECT_TRUE(run.Load().ok());
+    auto j = nlohmann::json::parse(run.Run().ToJson());
+    j.erase("wall_seconds");
+    j.erase("snapshot_ms");
+    j.erase("session_ms");
+    return j.dump();
+  };
+  EXPECT_EQ(once(), once());
+}
+
+// Faults everywhere: binds failing and conflicting, watch events lost until the relist. The
+// cache must converge: every job finishes, the invariants hold, and once the faults stop and
+// a relist has run, the cache agrees with the cluster (the report's errors say otherwise).
+TEST(SimRunTest, FaultsConverge) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  RunOptions o = PhillySlice(200);
+  o.duration = Duration::zero();  // until every job finished
+  o.trace.max_jobs = 200;
+  o.sim.bind_error_rate = 0.1;
+  o.sim.bind_conflict_rate = 0.05;
+  o.sim.watch_drop_rate = 0.05;
+  o.sim.relist_period = 10s;
+  o.sim.seed = 3;
+  SimRun run(o);
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_TRUE(r.all_finished) << r.ToText();
+  EXPECT_TRUE(r.errors.empty()) << r.ToText();
+  EXPECT_GT(r.sim.bind_faults + r.sim.bind_conflicts, 0u);
+  EXPECT_GT(r.sim.events_dropped, 0u);
+  EXPECT_GT(r.bind_failures, 0u);
+  EXPECT_EQ(r.jobs_finished, 200u);
+}
+
+TEST(SimRunTest, BadWorkloadIsAnErrorNamingIt) {
+  RunOptions o;
+  o.workload = "/nonexistent/cluster.yaml";
+  SimRun run(o);
+  Status s = run.Load();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+}  // namespace
+}  // namespace volcache::sim
