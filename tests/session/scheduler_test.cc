@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "tests/fakes/cluster_builders.h"
 #include "tests/fakes/fake_pipelines.h"
@@ -240,6 +241,47 @@ TEST(SchedulerTest, StartRunsACycleEveryPeriodOnTheClockUntilStop) {
   s.Start(r.clock);
   r.clock->Advance(std::chrono::seconds(1));
   EXPECT_EQ(s.last_stats().cycle, 4u);
+}
+
+TEST(SchedulerTest, PeriodicCyclesOnARealClockRaceWithRunOnceAndStopCleanly) {
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  RuntimeOptions ro;
+  ro.node_worker_threads = 2;
+  ro.dispatch_threads = 2;
+  auto clock = std::make_shared<RealClock>();
+  CacheRuntime rt(ro, clock, &source, &binder, &evictor, &status, &recorder);
+  rt.Run();
+  rt.cache().EnsureDefaultQueues();
+  auto n = NodeBuilder("n1").Allocatable("64", "64Gi").Ptr();
+  source.PutNode(n);
+  rt.cache().AddNode(*n);
+  rt.MarkInitialListsApplied();
+  ASSERT_TRUE(rt.WaitForCacheSync(std::chrono::seconds(10)).ok());
+  ASSERT_TRUE(rt.cache().AddPodGroup(PodGroupBuilder("ns", "g").MinMember(4).Ptr()).ok());
+  for (int i = 0; i < 8; ++i) {
+    auto p = PodBuilder("ns", "g-" + std::to_string(i)).Group("g").Request("1", "1Gi").Ptr();
+    source.PutPod(p);
+    ASSERT_TRUE(rt.cache().AddPod(p).ok());
+  }
+  SchedulerOptions o;
+  o.period = std::chrono::milliseconds(1);
+  auto s = std::make_unique<Scheduler>(&rt, o);
+  s->Start(clock);
+  int64_t binds = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (binder.effective_binds().size() < 8 && std::chrono::steady_clock::now() < deadline) {
+    binds += s->RunOnce().binds;  // concurrent with the timer's cycles
+    std::this_thread::yield();
+  }
+  s->Stop();
+  s.reset();  // a timer firing now must find the Scheduler gone, not crash
+  rt.Stop();
+  EXPECT_EQ(binder.effective_binds().size(), 8u);
+  for (const auto& [key, count] : binder.effective_binds()) EXPECT_EQ(count, 1) << key;
 }
 
 TEST(SchedulerTest, NextPodGroupPhaseRules) {
