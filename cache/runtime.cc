@@ -348,7 +348,20 @@ Status CacheRuntime::AddBindTask(std::unique_ptr<BindContext> ctx) {
   VC_RETURN_IF_ERROR(cache_->AddBindTask(key, node));
   // The channel push happens without the cache lock: a full channel blocks this caller
   // (backpressure) while the bind-flow worker keeps draining it.
-  Status s = impl_->flow->Push(std::move(ctx));
+  Status s;
+  if (impl_->options.inline_execution) {
+    // Nothing but this thread drains the channel here: a full channel is flushed inline (the
+    // binds run now, as an early tick would) instead of blocking forever.
+    while (!impl_->flow->TryPush(ctx)) {
+      if (impl_->flow->stopping()) {
+        s = Status::Cancelled("bind " + key + ": the cache is stopping");
+        break;
+      }
+      impl_->flow->FlushOnce();
+    }
+  } else {
+    s = impl_->flow->Push(std::move(ctx));
+  }
   if (!s.ok()) {
     Status f = cache_->ForgetTask(key, node);
     if (!f.ok()) spdlog::warn("forget {} after a refused push: {}", key, f);

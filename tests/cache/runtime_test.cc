@@ -245,6 +245,25 @@ TEST(CacheRuntimeTest, StopDispatchesQueuedBindsAndRefusesNewOnes) {
   EXPECT_EQ(r.rt->cache().Dump(), before);
 }
 
+TEST(CacheRuntimeTest, InlineBindIntoAFullChannelFlushesInsteadOfBlocking) {
+  Rig r;
+  r.rt.reset();  // rebuilt with a tiny channel
+  RuntimeOptions o;
+  o.inline_execution = true;
+  o.bind_flow.channel_capacity = 2;
+  r.rt = std::make_unique<CacheRuntime>(o, r.clock, &r.source, &r.binder, &r.evictor, &r.status, &r.recorder);
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  GangOf(r, "job", 5);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(r.rt->Bind("ns/job-" + std::to_string(i), "n1").ok());
+  // Two flushes made room on the way; the last binds wait for the tick.
+  EXPECT_EQ(r.binder.calls(), 4);
+  EXPECT_EQ(r.rt->bind_flow_stats().queued, 1u);
+  r.clock->Advance(std::chrono::milliseconds(20));
+  EXPECT_EQ(r.rt->counters().binds_succeeded, 5u);
+}
+
 // Polls `done` (real time) until it holds or `limit` passes.
 template <typename Pred>
 bool WaitUntil(Pred done, std::chrono::seconds limit = std::chrono::seconds(120)) {
