@@ -192,6 +192,21 @@ TEST(ConnectorTest, EvictionStatusAndQueueWritesReachTheServer) {
       auto pg = server.Get("podgroups", "ns", "g");
       return pg && (*pg)["status"].value("phase", "") == "Running";
     }));
+    // Queue status (allocated) on the status subresource, once the server's queue is known.
+    ASSERT_TRUE(Eventually([&] {
+      auto s = h.rt.cache().Snapshot();
+      auto it = s->queues.find("default");
+      return it != s->queues.end() && it->second.queue != nullptr;
+    }));
+    auto snap2 = h.rt.cache().Snapshot();
+    QueueInfo q = snap2->queues.at("default");
+    q.allocated = Resource();
+    q.allocated.set_milli_cpu(1500);
+    h.rt.UpdateQueueStatus(q);
+    ASSERT_TRUE(Eventually([&] {
+      auto queue = server.Get("queues", "", "default");
+      return queue && (*queue)["status"].contains("allocated") && (*queue)["status"]["allocated"]["cpu"] == "1.5";
+    }));
   }
 }
 

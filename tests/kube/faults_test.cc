@@ -82,10 +82,13 @@ TEST(FaultsTest, ConvergesWithZeroLostOrDuplicatedBinds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
   while (!all_bound() && std::chrono::steady_clock::now() < deadline) {
     ++rounds;
-    if (rounds == 20) {
-      // Once, in the middle: the history is compacted and every watch drops → relist.
-      server.Compact();
+    if (rounds == 2) {
+      // Once, in the middle: every watch drops and stays down while the cluster changes and
+      // its history is compacted → the reflectors get 410 and relist.
+      server.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 30});
       server.DropWatches();
+      server.Upsert(NodeJson("n0", "8", "32Gi"));
+      server.Compact();
     }
     for (const auto& key : keys) {
       auto t = rt.cache().GetTask(key);
@@ -102,6 +105,7 @@ TEST(FaultsTest, ConvergesWithZeroLostOrDuplicatedBinds) {
 
   auto c = server.counters();
   EXPECT_GT(c.faults, 0u);
+  EXPECT_TRUE(Eventually([&] { return conn.reflector(ResourceKind::kPods).stats().relists >= 1; }));
   EXPECT_EQ(c.binds, keys.size());  // every pod bound once on the server ...
   for (const auto& key : keys) EXPECT_EQ(c.binds_per_pod[key], 1) << key;  // ... and never twice
   EXPECT_EQ(rt.cache().CheckInvariants(), Status::Ok());
