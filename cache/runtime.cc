@@ -92,6 +92,7 @@ struct CacheRuntime::Impl {
   std::map<std::string, Resource> written_queue_alloc;   // last written queue allocated
   std::vector<std::shared_ptr<BindContextHandler>> handlers;
   RuntimeCounters counters;
+  std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
   bool running = false;
   bool stopped = false;
   bool lists_applied = false;
@@ -248,7 +249,18 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
   SchedulerCache* cache = cache_.get();
   auto always = [](const std::string&, const Status&) { return true; };
   m.node_workers = std::make_unique<QueueWorkers>(
-      &cache->node_queue(), options.node_worker_threads, [cache](const std::string& n) { return cache->SyncNode(n); },
+      &cache->node_queue(), options.node_worker_threads,
+      [this, cache](const std::string& n) {
+        const TimePoint start = impl_->clock->Now();
+        Status s = cache->SyncNode(n);
+        std::shared_ptr<const std::function<void(Duration, bool)>> observer;
+        {
+          std::lock_guard<std::mutex> lock(impl_->mu);
+          observer = impl_->node_sync_observer;
+        }
+        if (observer) (*observer)(impl_->clock->Now() - start, s.ok());
+        return s;
+      },
       always);
   m.resync_workers = std::make_unique<QueueWorkers>(
       &cache->err_tasks(), options.resync_worker_threads,
@@ -482,6 +494,12 @@ BindFlow::Stats CacheRuntime::bind_flow_stats() const { return impl_->flow->stat
 
 void CacheRuntime::SetBindObserver(std::function<void(size_t, Duration)> observer) {
   if (impl_ && impl_->flow) impl_->flow->SetObserver(std::move(observer));
+}
+
+void CacheRuntime::SetNodeSyncObserver(std::function<void(Duration, bool)> observer) {
+  auto shared = observer ? std::make_shared<const std::function<void(Duration, bool)>>(std::move(observer)) : nullptr;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->node_sync_observer = std::move(shared);
 }
 
 WorkQueueStats CacheRuntime::status_queue_stats() const { return impl_->status_queue->Stats(); }

@@ -109,6 +109,10 @@ class CacheRuntime final {
   // Called after every bind batch with its size and latency (pre-bind start → outcomes
   // handled), on the dispatching thread; for metrics. nullptr removes it.
   void SetBindObserver(std::function<void(size_t batch_size, Duration latency)> observer);
+  // Called after every SyncNode run by the node-sync workers with how long it took (on the
+  // runtime's clock) and whether it succeeded, on the worker thread; for metrics. nullptr
+  // removes it. Syncs run by RunDueWorkInline are not observed.
+  void SetNodeSyncObserver(std::function<void(Duration latency, bool ok)> observer);
 
   RuntimeCounters counters() const;
   BindFlow::Stats bind_flow_stats() const;
