@@ -94,6 +94,7 @@ struct CacheMetrics::Impl {
   // Event-driven.
   std::shared_ptr<Histogram> snapshot_duration, bind_latency, bind_batch_size;
   Family<Histogram>* queue_wait = nullptr;
+  Family<Histogram>* node_sync = nullptr;
 
   // Mirrored totals.
   std::shared_ptr<Counter> pods_bound, binds_failed, bind_batches, negative_idle;
@@ -144,6 +145,9 @@ void CacheMetrics::Impl::Register() {
   queue_wait = &r.AddHistogram("volcache_workqueue_wait_seconds",
                                "Time an item waited in a work queue between ready and picked up by a worker.",
                                {"queue"}, metrics::ExponentialBuckets(0.0001, 4, 12));
+  node_sync = &r.AddHistogram("volcache_node_sync_duration_seconds",
+                              "Time one node sync (SyncNode by a node-sync worker) took, by result.", {"result"},
+                              metrics::ExponentialBuckets(0.00001, 4, 10));
 
   pods_bound = r.AddCounter("volcache_pods_bound_total", "Binds that succeeded (rate() gives pods bound per second).")
                    .WithLabels({});
@@ -316,6 +320,10 @@ CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, C
     batch->Observe(static_cast<double>(n));
     latency->Observe(Seconds(d));
   });
+  runtime->SetNodeSyncObserver([ok = impl->node_sync->WithLabels({"ok"}),
+                                 failed = impl->node_sync->WithLabels({"failed"})](Duration d, bool success) {
+    (success ? ok : failed)->Observe(Seconds(d));
+  });
   for (WorkQueue* q : {&runtime->cache().node_queue(), &runtime->cache().err_tasks(), &runtime->cache().deleted_jobs()}) {
     auto wait = impl->queue_wait->WithLabels({q->name()});
     q->SetQueueWaitObserver([wait](Duration d) { wait->Observe(Seconds(d)); });
@@ -329,6 +337,7 @@ CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, C
 CacheMetrics::~CacheMetrics() {
   impl_->registry->RemoveCollector(impl_->collector_id);
   impl_->runtime->SetBindObserver(nullptr);
+  impl_->runtime->SetNodeSyncObserver(nullptr);
   SchedulerCache& cache = impl_->runtime->cache();
   for (WorkQueue* q : {&cache.node_queue(), &cache.err_tasks(), &cache.deleted_jobs()}) q->SetQueueWaitObserver(nullptr);
 }

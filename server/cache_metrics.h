@@ -3,9 +3,10 @@
 // keeps them current (docs/ADMIN.md lists every metric).
 //
 //  - Event-driven: bind batch size and latency (it takes the runtime's bind observer —
-//    SetBindObserver has one slot, so nothing else may set it while this object lives), the
-//    wait of items in the node, errTasks and deletedJobs queues (it takes those queues'
-//    wait observers too), and the session's snapshot duration through ObserveSnapshot().
+//    SetBindObserver has one slot, so nothing else may set it while this object lives), node
+//    sync durations (likewise the runtime's node-sync observer), the wait of items in the
+//    node, errTasks and deletedJobs queues (it takes those queues' wait observers too), and
+//    the session's snapshot duration through ObserveSnapshot().
 //  - At scrape time (a registry collector): totals mirrored from the runtime's and the
 //    cache's counters, queue depths/adds/retries, the bind flow, nodes/jobs/tasks by state
 //    and the per-queue and per-job series. Counting by state reads a private snapshot that

@@ -378,6 +378,8 @@ TEST(CacheMetricsTest, ScrapesRaceWithThreadedBinds) {
   const std::string text = registry.Serialize();
   EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), kPods);
   EXPECT_EQ(Sample(text, "volcache_bind_batch_size_sum"), kPods);
+  // The node went through a node-sync worker (threaded runtime: observed, on the real clock).
+  EXPECT_EQ(Sample(text, "volcache_node_sync_duration_seconds_count{result=\"ok\"}"), 1);
   EXPECT_THAT(CheckExposition(text), IsEmpty()) << text;
 }
 
