@@ -21,7 +21,16 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Start(DaemonOptions options) {
   spdlog::info("connected to {}; waiting for the initial lists", options.config.server);
   Status s = d->runtime_->WaitForCacheSync(options.sync_timeout);
   if (!s.ok()) {
+    // Name the resources whose first LIST never completed (RBAC, missing CRDs, ...).
+    std::string pending;
+    for (ResourceKind kind : {ResourceKind::kPods, ResourceKind::kNodes, ResourceKind::kPodGroups,
+                              ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas}) {
+      if (!c.reflector(kind).HasSynced()) pending += (pending.empty() ? "" : ", ") + std::string(Info(kind).name);
+    }
     d->Stop();
+    if (!pending.empty()) {
+      return s.WithPrefix("initial LIST of " + pending + " not complete (see the log: missing CRDs or RBAC?)");
+    }
     return s;
   }
   spdlog::info("cache synced: {} nodes, {} jobs, {} tasks", d->runtime_->cache().num_nodes(),
