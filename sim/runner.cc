@@ -1,5 +1,7 @@
 #include "sim/runner.h"
 
+#include "session/allocate.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -105,6 +107,11 @@ RunReport SimRun::Run() {
   const double total_cpu = static_cast<double>(total.milli_cpu());
   double gpu_integral = 0, cpu_integral = 0, sampled_seconds = 0;
   std::vector<double> open_ms, cycle_ms;
+  struct QueueAcc {
+    double deserved = 0, held = 0;
+    size_t sessions = 0;
+  };
+  std::map<std::string, QueueAcc> queue_acc;  // contended sessions only
   CycleStats last{};
   bool marked = false;
 
@@ -142,6 +149,13 @@ RunReport SimRun::Run() {
     if (now >= next_cycle) {
       last = s.scheduler->RunOnce();
       s.runtime->RunDueWorkInline();
+      for (const QueueOutcome& q : s.scheduler->last_plan().queues) {
+        if (GpuMilli(q.request) <= GpuMilli(q.allocated)) continue;  // nothing left waiting
+        auto& acc = queue_acc[q.name];
+        acc.deserved += static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
+        acc.held += static_cast<double>(GpuMilli(q.allocated)) / 1000.0;
+        ++acc.sessions;
+      }
       open_ms.push_back(last.open_ms);
       cycle_ms.push_back(last.open_ms + last.allocate_ms + last.commit_ms + last.close_ms);
       if (o.on_cycle) o.on_cycle(last);
@@ -237,6 +251,11 @@ RunReport SimRun::Run() {
   }
   for (auto& [name, q] : queues) {
     if (q.jobs == 0) continue;
+    if (auto a = queue_acc.find(name); a != queue_acc.end() && a->second.sessions > 0) {
+      q.contended_sessions = a->second.sessions;
+      q.deserved_gpus = a->second.deserved / static_cast<double>(a->second.sessions);
+      q.allocated_gpus = a->second.held / static_cast<double>(a->second.sessions);
+    }
     q.weight_fraction = weights > 0 ? q.weight / weights : 0;
     q.gpu_fraction = gpu_seconds > 0 ? q.gpu_seconds / gpu_seconds : 0;
     report.queues.push_back(q);
@@ -277,7 +296,9 @@ std::string RunReport::ToJson() const {
   auto qs = nlohmann::ordered_json::array();
   for (const auto& q : queues) {
     qs.push_back({{"name", q.name}, {"weight", q.weight}, {"weight_fraction", q.weight_fraction},
-                  {"gpu_seconds", q.gpu_seconds}, {"gpu_fraction", q.gpu_fraction}, {"jobs", q.jobs},
+                  {"gpu_seconds", q.gpu_seconds}, {"gpu_fraction", q.gpu_fraction},
+                  {"contended_sessions", q.contended_sessions}, {"deserved_gpus", q.deserved_gpus},
+                  {"allocated_gpus", q.allocated_gpus}, {"jobs", q.jobs},
                   {"finished", q.finished}});
   }
   j["queues"] = qs;
@@ -307,10 +328,12 @@ std::string RunReport::ToText() const {
                    binds, bind_failures, binds_per_sim_second, evictions, sessions, snapshot_ms.mean, snapshot_ms.max,
                    session_ms.mean, session_ms.max));
   if (!queues.empty()) {
-    line("queue share (GPU time used vs weight):");
+    line("queue share (GPU time used vs weight; while contended, GPUs deserved by weight vs held):");
     for (const auto& q : queues) {
-      line(fmt::format("  {:<16} weight {:>3} ({:5.1f}%)  GPU time {:5.1f}%  jobs {}/{} finished", q.name, q.weight,
-                       100 * q.weight_fraction, 100 * q.gpu_fraction, q.finished, q.jobs));
+      line(fmt::format("  {:<16} weight {:>3} ({:5.1f}%)  GPU time {:5.1f}%  contended {:>5} s: deserved {:7.1f} held "
+                       "{:7.1f}  jobs {}/{} finished",
+                       q.name, q.weight, 100 * q.weight_fraction, 100 * q.gpu_fraction, q.contended_sessions,
+                       q.deserved_gpus, q.allocated_gpus, q.finished, q.jobs));
     }
   }
   if (sim.bind_faults + sim.bind_conflicts + sim.events_dropped > 0) {

@@ -53,6 +53,13 @@ struct QueueReport {
   double weight_fraction = 0;  // of the queues that had jobs
   double gpu_seconds = 0;      // GPU time its jobs ran
   double gpu_fraction = 0;     // of all GPU time
+  // From the session's own plan, averaged over the sessions in which the queue was contended
+  // (it still had pending GPU demand after the session): GPUs it deserved (weight-
+  // proportional water-filling, capped by capability and demand) and GPUs it held. When
+  // shares follow the weights, held ≈ deserved.
+  size_t contended_sessions = 0;
+  double deserved_gpus = 0;
+  double allocated_gpus = 0;
   size_t jobs = 0, finished = 0;
 };
 

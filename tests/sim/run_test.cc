@@ -52,6 +52,27 @@ TEST(SimRunTest, PhillySliceRunsCleanAndReportsConsistently) {
   EXPECT_EQ(j["cluster"]["binds"].get<uint64_t>(), r.sim.binds);
 }
 
+// Queue fairness on the Philly workload: while a queue is contended it holds the GPUs it
+// deserves, and what it deserves follows its weight (8 GPUs per unit of weight: a virtual
+// cluster's node count is both its weight and, × 8 GPUs, its capability).
+TEST(SimRunTest, ContendedQueuesHoldTheirWeightedShare) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  RunOptions o = PhillySlice(1000);
+  o.duration = 10min;
+  SimRun run(o);
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  ASSERT_TRUE(r.errors.empty()) << r.ToText();
+  int contended = 0;
+  for (const auto& q : r.queues) {
+    if (q.contended_sessions < 60) continue;
+    ++contended;
+    EXPECT_NEAR(q.deserved_gpus, 8.0 * q.weight, 0.5) << q.name;
+    EXPECT_NEAR(q.allocated_gpus, q.deserved_gpus, 0.05 * q.deserved_gpus) << q.name;
+  }
+  EXPECT_GE(contended, 3) << r.ToText();
+}
+
 TEST(SimRunTest, SameSeedSameRun) {
   setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
   auto once = [] {
