@@ -2,9 +2,9 @@
 //   volcache serve --kubeconfig ~/.kube/config      (or in-cluster: the service account)
 // Exits cleanly on SIGTERM/SIGINT: binds in flight finish, then the watches stop.
 //
-// Seam for other surfaces: kube::KubeDaemon owns the running CacheRuntime
-// (daemon->runtime()) and the Connector; the HTTP admin server and the reference session
-// attach to those between Start() and Stop() below.
+// Once the cache synced: the HTTP admin surface (--listen, default 127.0.0.1:8080; --no-admin)
+// and the reference scheduling session every --schedule-period (--no-schedule for a cache
+// only); SIGUSR2 dumps the cache to the log.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -17,6 +17,13 @@
 #include "api/fmt.h"
 #include "cmd/command.h"
 #include "kube/daemon.h"
+#include "server/admin_flags.h"
+#include "server/admin_server.h"
+#include "server/cache_metrics.h"
+#include "server/metrics.h"
+#include "server/signal_dump.h"
+#include "session/scheduler.h"
+#include "sim/workload.h"
 #include "workers/bind_flow.h"
 
 namespace volcache::cmd {
@@ -34,6 +41,11 @@ struct ServeFlags {
   int max_concurrent_binds = 0;
   bool eviction_api = false;
   int sync_timeout_seconds = 300;
+  bool no_schedule = false;
+  std::string schedule_period = "1s";
+  std::string score = "binpack";
+  bool no_admin = false;
+  AdminOptions admin;
 };
 
 // --kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config.
@@ -55,6 +67,13 @@ Result<kube::KubeConfig> ResolveConfig(const ServeFlags& f) {
 
 CommandRunner AddServe(CLI::App& sub) {
   auto f = std::make_shared<ServeFlags>();
+  sub.add_flag("--no-schedule", f->no_schedule, "cache only: do not run the reference scheduling session");
+  sub.add_option("--schedule-period", f->schedule_period, "session period")->capture_default_str();
+  sub.add_option("--score", f->score, "binpack | least-allocated")
+      ->check(CLI::IsMember({"binpack", "least-allocated"}))
+      ->capture_default_str();
+  sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
+  AddAdminFlags(sub, &f->admin);
   sub.add_option("--kubeconfig", f->kubeconfig, "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)");
   sub.add_option("--context", f->context, "kubeconfig context (default: current-context)");
   sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")->check(CLI::PositiveNumber);
@@ -95,6 +114,11 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.connector.use_eviction_api = f->eviction_api;
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
 
+    auto period = sim::ParseDuration(f->schedule_period);
+    if (!period.ok() || *period < std::chrono::milliseconds(20)) {
+      std::cerr << "volcache serve: --schedule-period: want a duration of at least 20ms, e.g. 1s\n";
+      return 2;
+    }
     // Every thread started from here on inherits the blocked set; this thread waits for them.
     sigset_t signals;
     sigemptyset(&signals);
@@ -109,11 +133,39 @@ CommandRunner AddServe(CLI::App& sub) {
       std::cerr << "volcache serve: " << daemon.status().ToString() << "\n";
       return 1;
     }
-    // Attach point: the admin server / session borrow (*daemon)->runtime() here.
+    CacheRuntime& runtime = (*daemon)->runtime();
+    metrics::Registry registry;
+    auto cache_metrics = std::make_unique<CacheMetrics>(&registry, &runtime);
+    std::unique_ptr<AdminServer> admin;
+    if (!f->no_admin) {
+      admin = std::make_unique<AdminServer>(f->admin, &runtime, &registry);
+      if (Status s = admin->Start(); !s.ok()) {
+        std::cerr << "volcache serve: admin server: " << s.ToString() << "\n";
+        (*daemon)->Stop();
+        return 1;
+      }
+      spdlog::info("volcache serve: admin on {}", admin->url());
+    }
+    SignalDump dump([&runtime] { spdlog::info("SIGUSR2: cache dump\n{}", runtime.cache().Dump()); });
+    if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
+    std::unique_ptr<Scheduler> scheduler;
+    if (!f->no_schedule) {
+      SchedulerOptions so;
+      so.period = *period;
+      so.session.score = f->score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+      scheduler = std::make_unique<Scheduler>(&runtime, so);
+      scheduler->Start(RealClock::Instance());
+    }
     int sig = 0;
     sigwait(&signals, &sig);
     spdlog::info("volcache serve: signal {}; stopping (binds in flight finish first)", sig);
+    if (scheduler) scheduler->Stop();
     (*daemon)->Stop();
+    dump.Stop();
+    if (admin) admin->Stop();
+    admin.reset();
+    cache_metrics.reset();
+    scheduler.reset();
     const RuntimeCounters c = (*daemon)->runtime().counters();
     spdlog::info("volcache serve: stopped; binds ok {} failed {}, evictions ok {} failed {}, status writes {}",
                  c.binds_succeeded, c.binds_failed, c.evictions_ok, c.evictions_failed, c.status_writes);

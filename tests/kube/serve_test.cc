@@ -36,7 +36,8 @@ TEST(ServeTest, SyncsAgainstTheApiServerAndExitsCleanlyOnSigterm) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    execl(bin.c_str(), bin.c_str(), "serve", "--kubeconfig", cfg.c_str(), "--kube-api-qps", "500",
+    execl(bin.c_str(), bin.c_str(), "serve", "--kubeconfig", cfg.c_str(), "--kube-api-qps", "500", "--listen",
+          "127.0.0.1:0",
           static_cast<char*>(nullptr));
     _exit(127);
   }
