@@ -11,7 +11,9 @@
 //    cache's counters, queue depths/adds/retries, the bind flow, nodes/jobs/tasks by state
 //    and the per-queue and per-job series. Counting by state reads a private snapshot that
 //    is refreshed incrementally (SchedulerCache::UpdateSnapshot: cost grows with what
-//    changed since the previous scrape, not with the cluster), so a scrape stays cheap.
+//    changed since the previous scrape, not with the cluster), so a scrape stays cheap. Like
+//    any snapshot it makes the cache copy-on-write an object it shares at its next change:
+//    at most one extra clone per object changed between a session's snapshot and a scrape.
 //  - Lifecycle: per-queue series are removed when the queue leaves the cache, per-job
 //    series when the job leaves (or loses its PodGroup or queue).
 //
