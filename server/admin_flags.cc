@@ -1,7 +1,6 @@
 #include "server/admin_flags.h"
 
 #include <CLI/CLI.hpp>
-
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,7 +21,8 @@ std::string Trim(const std::string& s) {
 }  // namespace
 
 void AddAdminFlags(CLI::App& app, AdminOptions* options) {
-  app.add_option("--listen", options->listen, "admin HTTP address host:port (/metrics, /healthz, /readyz, /debug/*)")
+  app.add_option("--listen", options->listen,
+                 "admin HTTP address host:port (/metrics, /healthz, /readyz, /debug/*)")
       ->capture_default_str();
   app.add_option_function<std::string>(
          "--admin-token-file",

@@ -1,7 +1,6 @@
 #include "server/admin_server.h"
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "api/cluster_info.h"
@@ -43,13 +43,20 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 
 std::string DefaultMessage(int status) {
   switch (status) {
-    case 400: return "bad request";
-    case 404: return "not found";
-    case 405: return "method not allowed";
-    case 413: return "request body too large";
-    case 414: return "request URI too long";
-    case 416: return "range not satisfiable";
-    default: return status >= 500 ? "internal error" : "request failed";
+    case 400:
+      return "bad request";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 413:
+      return "request body too large";
+    case 414:
+      return "request URI too long";
+    case 416:
+      return "range not satisfiable";
+    default:
+      return status >= 500 ? "internal error" : "request failed";
   }
 }
 
@@ -57,7 +64,8 @@ std::string DefaultMessage(int status) {
 
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("listen address '" + listen + "': " + why + " (want host:port or [v6]:port)");
+    return Status::InvalidArgument("listen address '" + listen + "': " + why +
+                                   " (want host:port or [v6]:port)");
   };
   size_t colon;
   if (!listen.empty() && listen[0] == '[') {
@@ -75,7 +83,8 @@ Status ParseListenAddress(const std::string& listen, std::string* host, int* por
   }
   if (host->empty()) return bad("missing host");
   const std::string p = listen.substr(colon + 1);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return bad("bad port");
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos)
+    return bad("bad port");
   *port = std::stoi(p);
   if (*port > 65535) return bad("port out of range");
   return Status::Ok();
@@ -112,7 +121,9 @@ struct AdminServer::Impl {
 };
 
 void AdminServer::Impl::Setup() {
-  routes["/healthz"] = [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", kText); };
+  routes["/healthz"] = [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", kText);
+  };
   routes["/readyz"] = [this](const httplib::Request&, httplib::Response& res) {
     if (ready()) {
       res.set_content("ok\n", kText);
@@ -183,7 +194,8 @@ void AdminServer::Impl::Setup() {
       const unsigned long long n = std::strtoull(len.c_str(), &end, 10);
       if (len.empty() || *end != '\0' || errno == ERANGE || n > options.max_body_bytes) {
         res.set_header("Connection", "close");
-        JsonError(res, 413, "request body too large (limit " + std::to_string(options.max_body_bytes) + " bytes)");
+        JsonError(res, 413,
+                  "request body too large (limit " + std::to_string(options.max_body_bytes) + " bytes)");
         return httplib::Server::HandlerResponse::Handled;
       }
       if (n > 0 && (req.method == "GET" || req.method == "HEAD")) {
@@ -225,17 +237,18 @@ void AdminServer::Impl::Setup() {
         JsonError(res, res.status, DefaultMessage(res.status));
         return httplib::Server::HandlerResponse::Handled;
       }));
-  server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    spdlog::error("admin: {} {} failed: {}", req.method, req.path, what);
-    JsonError(res, 500, "internal error: " + what);
-  });
+  server.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("admin: {} {} failed: {}", req.method, req.path, what);
+        JsonError(res, 500, "internal error: " + what);
+      });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::debug("admin: {} {} -> {}", req.method, req.path, res.status);
   });

@@ -139,25 +139,26 @@ void CacheMetrics::Impl::Register() {
                                 "Latency of one bind batch, from pre-bind start to its outcomes handled.", {},
                                 metrics::ExponentialBuckets(0.001, 2, 15))
                      .WithLabels({});
-  bind_batch_size = r.AddHistogram("volcache_bind_batch_size", "Tasks per bind batch handed to the binder.", {},
-                                   metrics::ExponentialBuckets(1, 2, 11))
+  bind_batch_size = r.AddHistogram("volcache_bind_batch_size", "Tasks per bind batch handed to the binder.",
+                                   {}, metrics::ExponentialBuckets(1, 2, 11))
                         .WithLabels({});
   queue_wait = &r.AddHistogram("volcache_workqueue_wait_seconds",
                                "Time an item waited in a work queue between ready and picked up by a worker.",
                                {"queue"}, metrics::ExponentialBuckets(0.0001, 4, 12));
   node_sync = &r.AddHistogram("volcache_node_sync_duration_seconds",
-                              "Time one node sync (SyncNode by a node-sync worker) took, by result.", {"result"},
-                              metrics::ExponentialBuckets(0.00001, 4, 10));
+                              "Time one node sync (SyncNode by a node-sync worker) took, by result.",
+                              {"result"}, metrics::ExponentialBuckets(0.00001, 4, 10));
 
-  pods_bound = r.AddCounter("volcache_pods_bound_total", "Binds that succeeded (rate() gives pods bound per second).")
-                   .WithLabels({});
+  pods_bound =
+      r.AddCounter("volcache_pods_bound_total", "Binds that succeeded (rate() gives pods bound per second).")
+          .WithLabels({});
   binds_failed =
       r.AddCounter("volcache_binds_failed_total", "Binds that failed (the task was forgotten and resynced).")
           .WithLabels({});
   bind_batches = r.AddCounter("volcache_bind_batches_total", "Bind batches dispatched.").WithLabels({});
   evictions = &r.AddCounter("volcache_evictions_total", "Evictions executed, by result.", {"result"});
-  status_writes =
-      &r.AddCounter("volcache_status_writes_total", "PodGroup, Queue and pod status writes, by result.", {"result"});
+  status_writes = &r.AddCounter("volcache_status_writes_total",
+                                "PodGroup, Queue and pod status writes, by result.", {"result"});
   cache_events = &r.AddCounter("volcache_cache_events_total", "Cluster events the cache applied or refused.",
                                {"result"});
   negative_idle = r.AddCounter("volcache_node_negative_idle_total",
@@ -166,42 +167,47 @@ void CacheMetrics::Impl::Register() {
                       .WithLabels({});
   queue_adds = &r.AddCounter("volcache_workqueue_adds_total", "Adds that made an item dirty, per work queue.",
                              {"queue"});
-  queue_retries =
-      &r.AddCounter("volcache_workqueue_retries_total", "Rate-limited re-adds (retries), per work queue.", {"queue"});
+  queue_retries = &r.AddCounter("volcache_workqueue_retries_total",
+                                "Rate-limited re-adds (retries), per work queue.", {"queue"});
 
   queue_depth = &r.AddGauge("volcache_workqueue_depth", "Items ready in a work queue.", {"queue"});
-  queue_delayed =
-      &r.AddGauge("volcache_workqueue_delayed", "Items waiting in a work queue for their retry time.", {"queue"});
-  queue_processing =
-      &r.AddGauge("volcache_workqueue_processing", "Items being processed by a work queue's workers.", {"queue"});
-  bind_queued = r.AddGauge("volcache_bind_flow_queued", "Bind contexts waiting in the BindFlow channel.").WithLabels({});
+  queue_delayed = &r.AddGauge("volcache_workqueue_delayed",
+                              "Items waiting in a work queue for their retry time.", {"queue"});
+  queue_processing = &r.AddGauge("volcache_workqueue_processing",
+                                 "Items being processed by a work queue's workers.", {"queue"});
+  bind_queued = r.AddGauge("volcache_bind_flow_queued", "Bind contexts waiting in the BindFlow channel.")
+                    .WithLabels({});
   bind_in_flight =
-      r.AddGauge("volcache_bind_flow_in_flight", "Binds dispatched whose outcome is not yet handled.").WithLabels({});
+      r.AddGauge("volcache_bind_flow_in_flight", "Binds dispatched whose outcome is not yet handled.")
+          .WithLabels({});
   cache_objects = &r.AddGauge("volcache_cache_objects",
                               "Objects held by the cache, including those a snapshot leaves out.", {"kind"});
   nodes = &r.AddGauge("volcache_nodes", "Nodes by state (ready, not_ready).", {"state"});
-  jobs = &r.AddGauge("volcache_jobs", "Schedulable jobs (with a PodGroup and a known queue) by PodGroup phase.",
-                     {"phase"});
+  jobs = &r.AddGauge("volcache_jobs",
+                     "Schedulable jobs (with a PodGroup and a known queue) by PodGroup phase.", {"phase"});
   tasks = &r.AddGauge("volcache_tasks", "Tasks of schedulable jobs by status.", {"status"});
   queue_weight = &r.AddGauge("volcache_queue_weight", "Queue weight.", {"queue"});
-  queue_allocated = &r.AddGauge("volcache_queue_allocated",
-                                "Resources allocated to a queue's jobs (cpu in cores, memory in bytes, others in "
-                                "units).",
-                                {"queue", "resource"});
-  queue_share = &r.AddGauge("volcache_queue_share",
-                            "Dominant resource share of a queue's allocation against the cluster's allocatable.",
-                            {"queue"});
+  queue_allocated =
+      &r.AddGauge("volcache_queue_allocated",
+                  "Resources allocated to a queue's jobs (cpu in cores, memory in bytes, others in "
+                  "units).",
+                  {"queue", "resource"});
+  queue_share = &r.AddGauge(
+      "volcache_queue_share",
+      "Dominant resource share of a queue's allocation against the cluster's allocatable.", {"queue"});
   queue_jobs = &r.AddGauge("volcache_queue_jobs", "Schedulable jobs in a queue.", {"queue"});
-  queue_pending_tasks = &r.AddGauge("volcache_queue_pending_tasks", "Pending tasks of a queue's jobs.", {"queue"});
+  queue_pending_tasks =
+      &r.AddGauge("volcache_queue_pending_tasks", "Pending tasks of a queue's jobs.", {"queue"});
   if (options.per_job_series) {
-    job_share = &r.AddGauge("volcache_job_share",
-                            "Dominant resource share of a job's allocation against the cluster's allocatable.",
-                            {"namespace", "job", "queue"});
-    job_pending_tasks = &r.AddGauge("volcache_job_pending_tasks", "A job's pending tasks.",
-                                    {"namespace", "job", "queue"});
-    job_allocated_tasks = &r.AddGauge("volcache_job_allocated_tasks",
-                                      "A job's tasks in Allocated, Binding, Bound or Running.",
-                                      {"namespace", "job", "queue"});
+    job_share =
+        &r.AddGauge("volcache_job_share",
+                    "Dominant resource share of a job's allocation against the cluster's allocatable.",
+                    {"namespace", "job", "queue"});
+    job_pending_tasks =
+        &r.AddGauge("volcache_job_pending_tasks", "A job's pending tasks.", {"namespace", "job", "queue"});
+    job_allocated_tasks =
+        &r.AddGauge("volcache_job_allocated_tasks", "A job's tasks in Allocated, Binding, Bound or Running.",
+                    {"namespace", "job", "queue"});
   }
 }
 
@@ -254,8 +260,8 @@ void CacheMetrics::Impl::CollectLocked() {
   nodes->WithLabels({"not_ready"})->Set(static_cast<double>(all_nodes > ready ? all_nodes - ready : 0));
 
   std::array<int64_t, kTaskStatusCount> by_status{};
-  std::map<std::string, int64_t> by_phase = {{"Pending", 0}, {"Inqueue", 0}, {"Running", 0}, {"Unknown", 0},
-                                             {"Completed", 0}};
+  std::map<std::string, int64_t> by_phase = {
+      {"Pending", 0}, {"Inqueue", 0}, {"Running", 0}, {"Unknown", 0}, {"Completed", 0}};
   std::unordered_map<std::string, QueueAgg> by_queue;
   ScrapeSet job_share_set(job_share), job_pending_set(job_pending_tasks), job_alloc_set(job_allocated_tasks);
   for (const auto& [_, job] : ci.jobs()) {
@@ -288,11 +294,12 @@ void CacheMetrics::Impl::CollectLocked() {
   // Phases and statuses are small fixed sets: every one is exported, zero included.
   for (const auto& [phase, n] : by_phase) jobs->WithLabels({phase})->Set(static_cast<double>(n));
   for (int i = 0; i < kTaskStatusCount; ++i) {
-    tasks->WithLabels({std::string(TaskStatusName(TaskStatusFromIndex(i)))})->Set(static_cast<double>(by_status[i]));
+    tasks->WithLabels({std::string(TaskStatusName(TaskStatusFromIndex(i)))})
+        ->Set(static_cast<double>(by_status[i]));
   }
 
-  ScrapeSet weight_set(queue_weight), alloc_set(queue_allocated), share_set(queue_share), jobs_set(queue_jobs),
-      pending_set(queue_pending_tasks);
+  ScrapeSet weight_set(queue_weight), alloc_set(queue_allocated), share_set(queue_share),
+      jobs_set(queue_jobs), pending_set(queue_pending_tasks);
   for (const auto& [name, info] : ci.queues) {
     const QueueAgg& agg = by_queue[name];  // a queue without jobs reads as zero
     weight_set.Set({name}, info.weight);
@@ -316,15 +323,16 @@ CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, C
   // The observers may still be running on another thread after they were replaced (the
   // runtime and the queues call a copy outside their locks), so they hold the histograms,
   // never `impl`.
-  runtime->SetBindObserver([batch = impl->bind_batch_size, latency = impl->bind_latency](size_t n, Duration d) {
-    batch->Observe(static_cast<double>(n));
-    latency->Observe(Seconds(d));
-  });
-  runtime->SetNodeSyncObserver([ok = impl->node_sync->WithLabels({"ok"}),
-                                 failed = impl->node_sync->WithLabels({"failed"})](Duration d, bool success) {
-    (success ? ok : failed)->Observe(Seconds(d));
-  });
-  for (WorkQueue* q : {&runtime->cache().node_queue(), &runtime->cache().err_tasks(), &runtime->cache().deleted_jobs()}) {
+  runtime->SetBindObserver(
+      [batch = impl->bind_batch_size, latency = impl->bind_latency](size_t n, Duration d) {
+        batch->Observe(static_cast<double>(n));
+        latency->Observe(Seconds(d));
+      });
+  runtime->SetNodeSyncObserver(
+      [ok = impl->node_sync->WithLabels({"ok"}), failed = impl->node_sync->WithLabels({"failed"})](
+          Duration d, bool success) { (success ? ok : failed)->Observe(Seconds(d)); });
+  for (WorkQueue* q :
+       {&runtime->cache().node_queue(), &runtime->cache().err_tasks(), &runtime->cache().deleted_jobs()}) {
     auto wait = impl->queue_wait->WithLabels({q->name()});
     q->SetQueueWaitObserver([wait](Duration d) { wait->Observe(Seconds(d)); });
   }
@@ -339,10 +347,13 @@ CacheMetrics::~CacheMetrics() {
   impl_->runtime->SetBindObserver(nullptr);
   impl_->runtime->SetNodeSyncObserver(nullptr);
   SchedulerCache& cache = impl_->runtime->cache();
-  for (WorkQueue* q : {&cache.node_queue(), &cache.err_tasks(), &cache.deleted_jobs()}) q->SetQueueWaitObserver(nullptr);
+  for (WorkQueue* q : {&cache.node_queue(), &cache.err_tasks(), &cache.deleted_jobs()})
+    q->SetQueueWaitObserver(nullptr);
 }
 
-void CacheMetrics::ObserveSnapshot(Duration duration) { impl_->snapshot_duration->Observe(Seconds(duration)); }
+void CacheMetrics::ObserveSnapshot(Duration duration) {
+  impl_->snapshot_duration->Observe(Seconds(duration));
+}
 
 void CacheMetrics::Collect() {
   std::lock_guard<std::mutex> lock(impl_->collect_mu);

@@ -16,7 +16,8 @@ std::string FormatValue(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   // Exact integers (counts, bytes) print without a fraction or exponent.
-  if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0) return fmt::format("{}", static_cast<int64_t>(v));
+  if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0)
+    return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{}", v);  // shortest representation that round-trips
 }
 
@@ -25,10 +26,17 @@ std::string EscapeLabelValue(std::string_view v) {
   out.reserve(v.size());
   for (char c : v) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -59,9 +67,12 @@ bool IsNameChar(char c, bool first, bool colon) {
 
 std::string_view TypeName(MetricType t) {
   switch (t) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -149,7 +160,8 @@ void Counter::Inc(double v) {
   value_.fetch_add(v, std::memory_order_relaxed);
 }
 
-Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {
   for (size_t i = 0; i < bounds_.size(); ++i) {
     VC_CHECK(std::isfinite(bounds_[i]), "histogram bounds must be finite (+Inf is implicit)");
     VC_CHECK(i == 0 || bounds_[i - 1] < bounds_[i], "histogram bounds must be strictly increasing");
@@ -194,14 +206,16 @@ std::vector<double> LinearBuckets(double start, double width, int count) {
 
 // ------------------------------------------------------------------ families
 
-FamilyBase::FamilyBase(std::string name, std::string help, MetricType type, std::vector<std::string> label_names)
+FamilyBase::FamilyBase(std::string name, std::string help, MetricType type,
+                       std::vector<std::string> label_names)
     : name_(std::move(name)), help_(std::move(help)), type_(type), label_names_(std::move(label_names)) {
   VC_CHECK(IsValidMetricName(name_), "invalid metric name: " + name_);
   std::unordered_set<std::string> seen;
   for (const auto& l : label_names_) {
     VC_CHECK(IsValidLabelName(l), "invalid label name '" + l + "' on " + name_);
     VC_CHECK(seen.insert(l).second, "duplicate label name '" + l + "' on " + name_);
-    VC_CHECK(type_ != MetricType::kHistogram || l != "le", "a histogram may not use the label 'le': " + name_);
+    VC_CHECK(type_ != MetricType::kHistogram || l != "le",
+             "a histogram may not use the label 'le': " + name_);
   }
 }
 
@@ -256,7 +270,8 @@ void Family<T>::Render(std::string* out) const {
   }
   if (series.empty()) return;
   RenderHeader(*this, out);
-  for (const auto& [values, metric] : series) RenderSeries(*this, OpenLabels(label_names(), values), *metric, out);
+  for (const auto& [values, metric] : series)
+    RenderSeries(*this, OpenLabels(label_names(), values), *metric, out);
 }
 
 template class Family<Counter>;
@@ -270,13 +285,16 @@ Registry::~Registry() = default;
 
 void Registry::Register(std::unique_ptr<FamilyBase> family) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& f : families_) VC_CHECK(f->name() != family->name(), "metric registered twice: " + f->name());
+  for (const auto& f : families_)
+    VC_CHECK(f->name() != family->name(), "metric registered twice: " + f->name());
   families_.push_back(std::move(family));
 }
 
-Family<Counter>& Registry::AddCounter(std::string name, std::string help, std::vector<std::string> label_names) {
-  auto f = std::make_unique<Family<Counter>>(std::move(name), std::move(help), MetricType::kCounter,
-                                             std::move(label_names), [] { return std::make_shared<Counter>(); });
+Family<Counter>& Registry::AddCounter(std::string name, std::string help,
+                                      std::vector<std::string> label_names) {
+  auto f =
+      std::make_unique<Family<Counter>>(std::move(name), std::move(help), MetricType::kCounter,
+                                        std::move(label_names), [] { return std::make_shared<Counter>(); });
   auto& ref = *f;
   Register(std::move(f));
   return ref;
@@ -290,8 +308,8 @@ Family<Gauge>& Registry::AddGauge(std::string name, std::string help, std::vecto
   return ref;
 }
 
-Family<Histogram>& Registry::AddHistogram(std::string name, std::string help, std::vector<std::string> label_names,
-                                          std::vector<double> bounds) {
+Family<Histogram>& Registry::AddHistogram(std::string name, std::string help,
+                                          std::vector<std::string> label_names, std::vector<double> bounds) {
   Histogram check(bounds);  // validates the bounds now rather than at the first series
   auto f = std::make_unique<Family<Histogram>>(std::move(name), std::move(help), MetricType::kHistogram,
                                                std::move(label_names),

@@ -170,7 +170,7 @@ class Registry {
  private:
   void Register(std::unique_ptr<FamilyBase> family);
 
-  mutable std::mutex collect_mu_;  // one Serialize (collectors) at a time; RemoveCollector
+  mutable std::mutex collect_mu_;                    // one Serialize (collectors) at a time; RemoveCollector
   std::map<int, std::function<void()>> collectors_;  // guarded by collect_mu_
   int next_collector_ = 1;                           // guarded by collect_mu_
   mutable std::mutex mu_;

@@ -70,7 +70,8 @@ SignalDump::~SignalDump() { Stop(); }
 Status SignalDump::Start() {
   if (impl_->started) return Status::FailedPrecondition("signal dump already started");
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Status::Internal(std::string("signal dump: pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Status::Internal(std::string("signal dump: pipe: ") + std::strerror(errno));
   impl_->read_fd = fds[0];
   impl_->write_fd = fds[1];
   if (::fcntl(impl_->write_fd, F_SETFL, O_NONBLOCK) != 0) {

@@ -3,7 +3,6 @@
 // port, busy port, Stop), the SIGUSR2 dump and the CLI flags.
 #include "server/admin_server.h"
 
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -33,10 +33,10 @@ namespace volcache {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PodGroupBuilder;
+using ::testing::StartsWith;
 
 struct Rig {
   explicit Rig(AdminOptions options = {}, std::function<bool()> ready = nullptr) : binder(&source) {
@@ -83,7 +83,8 @@ struct Rig {
 // The JSON error body every 4xx/5xx carries.
 std::string ErrorOf(const httplib::Result& res) {
   auto j = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("error") || !j["error"].is_string()) return "<not a JSON error: " + res->body + ">";
+  if (!j.is_object() || !j.contains("error") || !j["error"].is_string())
+    return "<not a JSON error: " + res->body + ">";
   return j["error"];
 }
 
@@ -120,8 +121,8 @@ TEST(ParseListenAddressTest, Forms) {
   EXPECT_EQ(host, "::1");
   EXPECT_EQ(port, 0);
   ASSERT_TRUE(ParseListenAddress("localhost:9", &host, &port).ok());
-  for (const char* bad : {"", "8080", ":8080", "host:", "host:x1", "host:65536", "::1:80", "[::1]", "[::1]8080",
-                          "host:123456"}) {
+  for (const char* bad : {"", "8080", ":8080", "host:", "host:x1", "host:65536", "::1:80", "[::1]",
+                          "[::1]8080", "host:123456"}) {
     Status s = ParseListenAddress(bad, &host, &port);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(s.message(), HasSubstr("listen address")) << bad;
@@ -199,7 +200,8 @@ TEST(AdminServerTest, MetricsEndpoint) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_THAT(res->body, HasSubstr("# TYPE volcache_pods_bound_total counter\nvolcache_pods_bound_total 0\n"));
+  EXPECT_THAT(res->body,
+              HasSubstr("# TYPE volcache_pods_bound_total counter\nvolcache_pods_bound_total 0\n"));
   EXPECT_THAT(res->body, HasSubstr("volcache_workqueue_depth{queue=\"node\"} 0\n"));
   // HEAD: the headers without the body.
   auto head = r.Client().Head("/metrics");
@@ -300,8 +302,9 @@ TEST(AdminServerTest, BadRequestsGetJsonErrors) {
   EXPECT_THAT(RawStatusLine(r.server->port(), "GARBAGE\r\n\r\n"), StartsWith("HTTP/1.1 400"));
   EXPECT_THAT(RawStatusLine(r.server->port(), "BREW /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
               StartsWith("HTTP/1.1 400"));
-  EXPECT_THAT(RawStatusLine(r.server->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-              StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(
+      RawStatusLine(r.server->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+      StartsWith("HTTP/1.1 200"));
   // The server survived all of that.
   EXPECT_EQ(r.Client().Get("/healthz")->status, 200);
 }
@@ -336,9 +339,10 @@ TEST(AdminServerTest, OversizedBodiesGet413) {
   EXPECT_EQ(got->status, 400);
   EXPECT_THAT(ErrorOf(got), HasSubstr("no body"));
   // A lying Content-Length is refused from the header alone.
-  EXPECT_THAT(RawStatusLine(r.server->port(),
-                            "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n"),
-              StartsWith("HTTP/1.1 413"));
+  EXPECT_THAT(
+      RawStatusLine(r.server->port(),
+                    "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n"),
+      StartsWith("HTTP/1.1 413"));
 }
 
 TEST(AdminServerTest, BearerToken) {
@@ -388,7 +392,9 @@ TEST(AdminServerTest, ConcurrentClients) {
     threads.emplace_back([&, t] {
       auto c = r.Client();
       for (int i = 0; i < 10; ++i) {
-        const char* path = (i + t) % 3 == 0 ? "/metrics" : (i + t) % 3 == 1 ? "/debug/snapshot" : "/debug/cache";
+        const char* path = (i + t) % 3 == 0   ? "/metrics"
+                           : (i + t) % 3 == 1 ? "/debug/snapshot"
+                                              : "/debug/cache";
         auto res = c.Get(path);
         if (res && res->status == 200) ++ok;
       }

@@ -21,11 +21,11 @@
 namespace volcache {
 namespace {
 
+using testing::BindFault;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::Not;
-using testing::BindFault;
 using testing::NodeBuilder;
+using ::testing::Not;
 using testing::PodBuilder;
 using testing::PodGroupBuilder;
 using testing::QueueBuilder;
@@ -35,7 +35,8 @@ std::optional<double> Sample(const std::string& text, const std::string& series)
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
       const std::string v = line.substr(series.size() + 1);
       if (v == "+Inf") return std::numeric_limits<double>::infinity();
       return std::stod(v);
@@ -50,7 +51,8 @@ std::vector<std::string> CheckExposition(const std::string& text) {
   std::vector<std::string> problems;
   if (!text.empty() && text.back() != '\n') problems.push_back("does not end with a newline");
   static const std::regex kHelp(R"(^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$)");
-  static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  static const std::regex kType(
+      R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   static const std::regex kSample(
       R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? (\S+)$)");
   static const std::regex kLabel(R"(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)\")");
@@ -83,7 +85,8 @@ std::vector<std::string> CheckExposition(const std::string& text) {
         belongs = name == family + "_bucket" || name == family + "_sum" || name == family + "_count";
       }
       if (!belongs) problems.push_back(where + "sample does not belong to family " + family);
-      if (!series_seen.insert(name + "{" + labels + "}").second) problems.push_back(where + "duplicate series");
+      if (!series_seen.insert(name + "{" + labels + "}").second)
+        problems.push_back(where + "duplicate series");
       double v = 0;
       if (value == "+Inf") {
         v = std::numeric_limits<double>::infinity();
@@ -102,7 +105,8 @@ std::vector<std::string> CheckExposition(const std::string& text) {
       }
       if (histogram) {
         std::string le, rest;
-        for (auto it = std::sregex_iterator(labels.begin(), labels.end(), kLabel); it != std::sregex_iterator(); ++it) {
+        for (auto it = std::sregex_iterator(labels.begin(), labels.end(), kLabel);
+             it != std::sregex_iterator(); ++it) {
           if ((*it)[1] == "le") {
             le = (*it)[2];
           } else {
@@ -112,13 +116,16 @@ std::vector<std::string> CheckExposition(const std::string& text) {
         const std::string key = family + "{" + rest + "}";
         if (name == family + "_bucket") {
           if (le.empty()) problems.push_back(where + "bucket without le");
-          if (last_bucket.count(key) && v < last_bucket[key]) problems.push_back(where + "buckets not cumulative");
+          if (last_bucket.count(key) && v < last_bucket[key])
+            problems.push_back(where + "buckets not cumulative");
           last_bucket[key] = v;
           if (le == "+Inf") inf_bucket[key] = v;
         } else if (name == family + "_count") {
           count[key] = v;
-          if (!inf_bucket.count(key)) problems.push_back(where + "histogram without a +Inf bucket");
-          else if (inf_bucket[key] != v) problems.push_back(where + "_count differs from the +Inf bucket");
+          if (!inf_bucket.count(key))
+            problems.push_back(where + "histogram without a +Inf bucket");
+          else if (inf_bucket[key] != v)
+            problems.push_back(where + "_count differs from the +Inf bucket");
         } else if (!le.empty()) {
           problems.push_back(where + "le on a non-bucket sample");
         }
@@ -135,9 +142,10 @@ TEST(ExpositionCheckerTest, CatchesMistakes) {
   EXPECT_THAT(CheckExposition("a 1\n"), Not(IsEmpty()));
   EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a gauge\na{b=\"\"\"} 1\n"), Not(IsEmpty()));
   EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a gauge\na 1\na 2\n"), Not(IsEmpty()));
-  EXPECT_THAT(CheckExposition("# HELP a x\n# TYPE a histogram\na_bucket{le=\"1\"} 2\na_bucket{le=\"+Inf\"} 1\n"
-                              "a_sum 1\na_count 1\n"),
-              Not(IsEmpty()));
+  EXPECT_THAT(
+      CheckExposition("# HELP a x\n# TYPE a histogram\na_bucket{le=\"1\"} 2\na_bucket{le=\"+Inf\"} 1\n"
+                      "a_sum 1\na_count 1\n"),
+      Not(IsEmpty()));
 }
 
 struct Rig {
@@ -245,7 +253,8 @@ TEST(CacheMetricsTest, FailedBindCountsAndTheResyncQueueMoves) {
   EXPECT_EQ(Sample(text, "volcache_binds_failed_total"), 1);
   EXPECT_EQ(Sample(text, "volcache_pods_bound_total"), 0);
   EXPECT_GE(Sample(text, "volcache_workqueue_adds_total{queue=\"errTasks\"}").value_or(0), 1);
-  EXPECT_GE(Sample(text, "volcache_status_writes_total{result=\"ok\"}").value_or(0), 1);  // SchedulerError condition
+  EXPECT_GE(Sample(text, "volcache_status_writes_total{result=\"ok\"}").value_or(0),
+            1);  // SchedulerError condition
   EXPECT_EQ(Sample(text, "volcache_tasks{status=\"Pending\"}"), 1);
 }
 
@@ -265,13 +274,16 @@ TEST(CacheMetricsTest, QueueSeriesLeaveWithTheQueue) {
 
 TEST(CacheMetricsTest, ScalarResourceSeriesLeaveWhenTheAllocationEnds) {
   Rig r;
-  auto n = NodeBuilder("gpu1").Allocatable(testing::Resources({{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}, {"pods", "110"}}))
+  auto n = NodeBuilder("gpu1")
+               .Allocatable(testing::Resources(
+                   {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}, {"pods", "110"}}))
                .Ptr();
   r.source.PutNode(n);
   r.rt->cache().AddNode(*n);
   r.rt->RunDueWorkInline();
   ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "train").MinMember(1).Ptr()).ok());
-  auto pod = PodBuilder("ns", "train-0").Group("train").Container(testing::Resources({{"nvidia.com/gpu", "2"}}));
+  auto pod =
+      PodBuilder("ns", "train-0").Group("train").Container(testing::Resources({{"nvidia.com/gpu", "2"}}));
   r.source.PutPod(pod.Ptr());
   ASSERT_TRUE(r.rt->cache().AddPod(pod.Ptr()).ok());
   Status bound = r.rt->Bind("ns/train-0", "gpu1");
