@@ -14,6 +14,7 @@
 #include "cache/cluster_source.h"
 #include "cache/runtime.h"
 #include "cache/scheduler_cache.h"
+#include "session/scheduler.h"
 #include "workers/clock.h"
 
 namespace volcache::bench {
@@ -334,6 +335,63 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
   return 0;
 }
 
+// End to end: the reference session on the shape's pending work, through a threaded
+// CacheRuntime with an instant binder, cycle after cycle until nothing more is placed.
+int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
+  const int runs = std::max(1, o.runs / 3);
+  std::vector<double> per_s, first_open, first_allocate, first_commit, first_close, incr_open;
+  int64_t bound = 0;
+  int cycles = 0;
+  for (int r = 0; r < runs; ++r) {
+    ObjectStoreSource source;
+    InstantBinder binder;
+    RuntimeOptions ro;
+    ro.dispatch_threads = std::max(1, o.threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : o.threads);
+    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
+    CacheRuntime rt(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
+    Status s = LoadWorkload(w, &source, &rt.cache());
+    if (!s.ok()) {
+      err << "loading the workload: " << s.ToString() << "\n";
+      return 1;
+    }
+    rt.Run();
+    Scheduler sched(&rt);
+    auto t0 = Clk::now();
+    int64_t binds = 0;
+    cycles = 0;
+    for (;;) {
+      CycleStats c = sched.RunOnce();
+      ++cycles;
+      if (cycles == 1) {
+        first_open.push_back(c.open_ms);
+        first_allocate.push_back(c.allocate_ms);
+        first_commit.push_back(c.commit_ms);
+        first_close.push_back(c.close_ms);
+      } else {
+        incr_open.push_back(c.open_ms);
+      }
+      binds += c.binds;
+      if (c.binds == 0 || cycles >= 50) break;
+    }
+    while (rt.counters().binds_succeeded + rt.counters().binds_failed < static_cast<uint64_t>(binds)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    per_s.push_back(static_cast<double>(binds) / (MsSince(t0) / 1000.0));
+    bound = binds;
+    rt.Stop();
+  }
+  auto j = Line("e2e", "session_instant_binder", o);
+  j["binds"] = bound;
+  j["cycles"] = cycles;
+  j["runs"] = runs;
+  j["per_s"] = Stats(per_s);
+  j["first_session_ms"] = {{"open", Stats(first_open)}, {"allocate", Stats(first_allocate)},
+                           {"commit", Stats(first_commit)}, {"close", Stats(first_close)}};
+  if (!incr_open.empty()) j["later_open_ms"] = Stats(incr_open);
+  out << j.dump() << std::endl;
+  return 0;
+}
+
 int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   auto shape = ShapeByName(o.shape);
   const int64_t heap0 = HeapInUseBytes();
@@ -384,7 +442,8 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "snapshot") return Snapshot(o, w, out, err);
   if (o.what == "ingest") return Ingest(o, w, out, err);
   if (o.what == "bind") return Bind(o, w, out, err);
-  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, memory)\n";
+  if (o.what == "e2e") return EndToEnd(o, w, out, err);
+  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory)\n";
   return 2;
 }
 

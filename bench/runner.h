@@ -9,7 +9,7 @@
 namespace volcache::bench {
 
 struct BenchOptions {
-  std::string what;       // snapshot | ingest | bind | memory
+  std::string what;       // snapshot | ingest | bind | e2e | memory
   std::string shape = "S";
   int threads = 0;        // 0 = hardware concurrency
   int runs = 11;

@@ -396,16 +396,25 @@ class Allocator {
     NodeSlot* best = nullptr;
     int64_t best_score = 0;
     std::vector<std::string> reasons;
-    for (NodeSlot& n : nodes_) {
+    const size_t total = nodes_.size();
+    const size_t want = FeasibleNodesToFind();
+    // Whole scans start at the first name (ties keep the smaller name); sampled ones where
+    // the previous search stopped, so that placements spread over the cluster.
+    const size_t start = want >= total ? 0 : next_start_;
+    size_t feasible = 0, scanned = 0;
+    for (; scanned < total && feasible < want; ++scanned) {
+      NodeSlot& n = nodes_[(start + scanned) % total];
       const size_t before = reasons.size();
       CheckNode(task, req, n, &reasons);
       if (reasons.size() != before) continue;
+      ++feasible;
       const int64_t s = ScoreNode(n, req, o_, scalar_weights_);
-      if (best == nullptr || s > best_score) {  // nodes are in name order: ties keep the smaller name
+      if (best == nullptr || s > best_score) {
         best = &n;
         best_score = s;
       }
     }
+    if (total > 0) next_start_ = (start + scanned) % total;
     if (best == nullptr) {
       *failure = FitErrorText(nodes_.size(), reasons);
       if (!shape.empty()) unplaceable_.emplace(std::move(shape), *failure);
@@ -559,6 +568,17 @@ class Allocator {
   std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
   std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
+  size_t next_start_ = 0;  // where the next sampled node search begins
+
+  size_t FeasibleNodesToFind() const {
+    const size_t total = nodes_.size();
+    if (total <= o_.min_feasible_nodes) return total;
+    int64_t pct = o_.percentage_of_nodes_to_find;
+    if (pct <= 0) pct = std::max<int64_t>(5, 50 - static_cast<int64_t>(total) / 125);
+    pct = std::min<int64_t>(pct, 100);
+    const size_t n = static_cast<size_t>(static_cast<int64_t>(total) * pct / 100);
+    return std::min(total, std::max(o_.min_feasible_nodes, n));
+  }
   AllocationPlan plan_;
 };
 

@@ -29,7 +29,9 @@
 //     taints, max pods, resources (request <= idle minus this session's placements, Volcano
 //     LessEqual with missing dimensions as zero; the `pods` dimension is the max-pods check).
 //   * score: binpack (most allocated after placement) or least-allocated, weighted over cpu,
-//     memory and the configured scalars; ties go to the smaller node name.
+//     memory and the configured scalars; ties go to the smaller node name. On clusters larger
+//     than `min_feasible_nodes` only a round-robin sample of feasible nodes is scored (see
+//     SessionOptions::percentage_of_nodes_to_find), as kube-scheduler and Volcano do.
 //
 // Thread-safety: a pure function; the snapshot must not be mutated while it runs.
 
@@ -56,6 +58,13 @@ struct SessionOptions {
   std::map<std::string, int64_t, std::less<>> scalar_weights = {{"nvidia.com/gpu", 1}};
   // Queue for jobs whose queue is not in the snapshot.
   std::string default_queue = "default";
+  // Large clusters (kube-scheduler's percentageOfNodesToScore, Volcano's
+  // minPercentageOfNodesToFind): a task's node search stops once this many feasible nodes
+  // were found — max(min_feasible_nodes, nodes × percent / 100), percent 0 meaning adaptive
+  // (50 − nodes/125, at least 5) — scanning round robin from where the previous search
+  // stopped. With at most min_feasible_nodes nodes every node is scored, in name order.
+  int percentage_of_nodes_to_find = 0;
+  size_t min_feasible_nodes = 100;
 };
 
 // One task placed on one node (committed: its job's gang is satisfied).

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <random>
@@ -413,6 +414,24 @@ TEST(AllocateTest, BinpackFillsOneNodeBeforeTheNextAndTiesGoToTheSmallerName) {
   o.score = ScoreStrategy::kLeastAllocated;
   EXPECT_EQ(Placed(w.Run(o)),
             (std::map<std::string, std::string>{{"ns/a-0", "n1"}, {"ns/a-1", "n2"}, {"ns/a-2", "n1"}}));
+}
+
+// Large clusters: the search stops after enough feasible nodes and the next one starts where
+// it stopped (kube-scheduler's percentageOfNodesToScore); small ones are scanned whole.
+TEST(AllocateTest, LargeClustersScoreARoundRobinSampleOfFeasibleNodes) {
+  World w;
+  for (int i = 0; i < 200; ++i) w.Node(NodeBuilder(fmt::format("n{:03d}", i)).Allocatable("4", "16Gi"));
+  w.Job("a", 2, 1);
+  // 200 nodes: adaptive 48 % = 96 < 100 → the first search scores n000..n099 (all equal under
+  // binpack: n000), the second starts at n100 and never sees the fuller n000.
+  EXPECT_EQ(Placed(w.Run()), (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n100"}}));
+  SessionOptions whole;
+  whole.min_feasible_nodes = 1000;
+  EXPECT_EQ(Placed(w.Run(whole)), (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n000"}}));
+  SessionOptions pct;
+  pct.min_feasible_nodes = 10;
+  pct.percentage_of_nodes_to_find = 10;  // 20 feasible nodes per search
+  EXPECT_EQ(Placed(w.Run(pct)), (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n020"}}));
 }
 
 TEST(AllocateTest, BinpackWeighsGpus) {
