@@ -192,7 +192,10 @@ struct CacheRuntime::Impl {
 void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
   const std::string& key = ctx.task.key();
   Status s = rt_->cache_->FinishBinding(key);
-  if (!s.ok()) spdlog::warn("bind of {} succeeded but {}", key, s);
+  // Not assumed any more: the watch confirmed the pod before this outcome arrived (normal
+  // with a fast API server), or it was deleted meanwhile. Either way the cache follows the
+  // cluster already.
+  if (!s.ok()) spdlog::debug("bind of {} succeeded; {}", key, s);
   {
     std::lock_guard<std::mutex> lock(rt_->impl_->mu);
     ++rt_->impl_->counters.binds_succeeded;
@@ -205,7 +208,12 @@ void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error)
   const std::string& key = ctx.task.key();
   spdlog::warn("bind {} to {} failed: {}", key, ctx.node_name, error);
   Status s = rt_->cache_->ForgetTask(key, ctx.node_name);  // queues the resync
-  if (!s.ok()) spdlog::warn("forget {}: {}", key, s);
+  if (!s.ok()) {
+    // The watch got there first (the pod was confirmed on a node, or deleted): the cache
+    // already follows the cluster. Resync anyway, so the cluster's word is final.
+    spdlog::debug("forget {} after a failed bind: {}; resyncing", key, s);
+    rt_->cache_->err_tasks().Add(key);
+  }
   {
     std::lock_guard<std::mutex> lock(rt_->impl_->mu);
     ++rt_->impl_->counters.binds_failed;

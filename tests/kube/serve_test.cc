@@ -1,5 +1,6 @@
 // `volcache serve` as a process against the loopback API server: it syncs (creating the
-// default queues on the server), binds nothing on its own, and exits 0 on SIGTERM.
+// default queues on the server), schedules gang jobs with the reference session through the
+// REST binder — also under injected faults — and exits 0 on SIGTERM.
 // Skipped when the volcache executable has not been built next to the tests.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
@@ -52,6 +54,71 @@ TEST(ServeTest, SyncsAgainstTheApiServerAndExitsCleanlyOnSigterm) {
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_GE(server.counters().lists, 6u);  // one LIST per kind
+}
+
+// Starts `volcache serve` against `server`; returns the child's pid.
+pid_t StartServe(const fs::path& bin, const testing::FakeApiServer& server, const fs::path& cfg) {
+  std::ofstream(cfg) << "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+                        "clusters: [{name: fake, cluster: {server: \""
+                     << server.url()
+                     << "\"}}]\n"
+                        "contexts: [{name: fake, context: {cluster: fake, user: u}}]\n"
+                        "users: [{name: u, user: {token: test-token}}]\n";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(bin.c_str(), bin.c_str(), "serve", "--kubeconfig", cfg.c_str(), "--listen", "127.0.0.1:0",
+          "--schedule-period", "100ms", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string NodeOfPod(const testing::FakeApiServer& server, const std::string& name) {
+  auto p = server.Get("pods", "ns", name);
+  if (!p) return "";
+  return (*p)["spec"].value("nodeName", "");
+}
+
+// Two gangs of three 1-cpu pods and a gang of three 3-cpu pods on two 4-cpu nodes: the first
+// two gangs fit (6 of 8 cpus), the third cannot fit whole and gets nothing — all-or-nothing
+// through real HTTP, with 10 % of the API requests failing, throttled or conflicting.
+TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
+  const fs::path bin = VolcacheBinary();
+  if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
+  testing::FakeApiServer server;
+  for (int n = 0; n < 2; ++n) server.Upsert(testing::NodeJson("n" + std::to_string(n), "4", "16Gi"));
+  for (const std::string g : {"a", "b"}) {
+    server.Upsert(testing::PodGroupJson("ns", g, 3));
+    for (int i = 0; i < 3; ++i) server.Upsert(testing::PodJson("ns", g + std::to_string(i), "1", "1Gi", g));
+  }
+  server.Upsert(testing::PodGroupJson("ns", "big", 3));
+  for (int i = 0; i < 3; ++i) server.Upsert(testing::PodJson("ns", "big" + std::to_string(i), "3", "1Gi", "big"));
+  testing::RandomFaults faults;
+  faults.error_rate = 0.05;
+  faults.throttle_rate = 0.03;
+  faults.conflict_rate = 0.02;
+  faults.seed = 11;
+  server.SetRandomFaults(faults);
+  const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-gang-" + std::to_string(::getpid()) + ".yaml");
+  pid_t pid = StartServe(bin, server, cfg);
+  ASSERT_GT(pid, 0);
+  const bool bound = testing::Eventually([&] {
+    for (const std::string g : {"a", "b"})
+      for (int i = 0; i < 3; ++i)
+        if (NodeOfPod(server, g + std::to_string(i)).empty()) return false;
+    return true;
+  });
+  // A few more sessions: the big gang must still have nothing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  fs::remove(cfg);
+  EXPECT_TRUE(bound);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(NodeOfPod(server, "big" + std::to_string(i)), "") << i;
+  for (const auto& [pod, n] : server.counters().binds_per_pod) EXPECT_EQ(n, 1) << pod << " bound " << n << " times";
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(ServeTest, BadKubeconfigExitsWithAnError) {
