@@ -15,6 +15,7 @@
 #include "cache/runtime.h"
 #include "cache/scheduler_cache.h"
 #include "session/scheduler.h"
+#include "sim/workload.h"
 #include "workers/clock.h"
 
 namespace volcache::bench {
@@ -392,13 +393,40 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
   return 0;
 }
 
+// The standard shapes, or the traces: "openb" (the Alibaba 2023 GPU cluster: 1,523 nodes,
+// 8,152 pods, each its own job) and "philly" (352 nodes, 82,247 gangs), every pod pending.
+Result<Workload> WorkloadFor(const std::string& name) {
+  if (name == "openb" || name == "philly") {
+    sim::TraceOptions t;
+    t.max_jobs = SIZE_MAX;
+    auto sw = sim::LoadWorkload(name == "openb" ? "trace:alibaba" : "trace:philly", t);
+    if (!sw.ok()) return sw.status();
+    Workload w;
+    w.shape = Shape{name, static_cast<int>(sw->nodes.size()), static_cast<int>(sw->jobs.size()), 0};
+    w.nodes = sw->nodes;
+    w.queues = sw->queues;
+    for (const auto& job : sw->jobs) {
+      w.pod_groups.push_back(job.pod_group);
+      w.pods.insert(w.pods.end(), job.pods.begin(), job.pods.end());
+    }
+    return w;
+  }
+  auto shape = ShapeByName(name);
+  if (!shape.ok()) return Status::NotFound("unknown shape \"" + name + "\" (S, M, L, XL, XXL, openb, philly)");
+  return BuildWorkload(*shape);
+}
+
 int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-  auto shape = ShapeByName(o.shape);
   const int64_t heap0 = HeapInUseBytes();
   std::unique_ptr<Loaded> l;
   size_t tasks = 0, nodes = 0;
   {
-    Workload w = BuildWorkload(*shape);
+    auto loaded = WorkloadFor(o.shape);
+    if (!loaded.ok()) {
+      err << loaded.status().message() << "\n";
+      return 2;
+    }
+    Workload w = std::move(*loaded);
     tasks = w.pods.size();
     nodes = w.nodes.size();
     l = std::make_unique<Loaded>();
@@ -432,13 +460,13 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-  auto shape = ShapeByName(o.shape);
-  if (!shape.ok()) {
-    err << shape.status().message() << "\n";
+  if (o.what == "memory") return Memory(o, out, err);
+  auto loaded = WorkloadFor(o.shape);
+  if (!loaded.ok()) {
+    err << loaded.status().message() << "\n";
     return 2;
   }
-  if (o.what == "memory") return Memory(o, out, err);
-  Workload w = BuildWorkload(*shape);
+  const Workload& w = *loaded;
   if (o.what == "snapshot") return Snapshot(o, w, out, err);
   if (o.what == "ingest") return Ingest(o, w, out, err);
   if (o.what == "bind") return Bind(o, w, out, err);

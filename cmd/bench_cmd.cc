@@ -13,7 +13,7 @@ namespace {
 CommandRunner AddBench(CLI::App& sub) {
   auto opts = std::make_shared<bench::BenchOptions>();
   sub.add_option("WHAT", opts->what, "snapshot | ingest | bind | e2e | memory")->required();
-  sub.add_option("--shape", opts->shape, "S | M | L | XL | XXL");
+  sub.add_option("--shape", opts->shape, "S | M | L | XL | XXL | openb | philly (the traces)");
   sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
   sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
   sub.add_option("--churn", opts->churn, "share of tasks and nodes changed between incremental snapshots");
