@@ -104,7 +104,7 @@ int Run(RunFlags& f) {
       std::cerr << "admin: " << admin->url() << " (/metrics, /readyz, /debug/cache)\n";
     }
   }
-  SignalDump dump([&run] { spdlog::info("SIGUSR2: cache dump\n{}", run.runtime().cache().Dump()); });
+  SignalDump dump(LogCacheDumpCallback(&run.runtime()));
   if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);

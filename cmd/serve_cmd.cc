@@ -146,7 +146,7 @@ CommandRunner AddServe(CLI::App& sub) {
       }
       spdlog::info("volcache serve: admin on {}", admin->url());
     }
-    SignalDump dump([&runtime] { spdlog::info("SIGUSR2: cache dump\n{}", runtime.cache().Dump()); });
+    SignalDump dump(LogCacheDumpCallback(&runtime));
     if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
     std::unique_ptr<Scheduler> scheduler;
     if (!f->no_schedule) {

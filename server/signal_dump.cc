@@ -114,9 +114,10 @@ void SignalDump::Stop() {
 
 std::function<void()> LogCacheDumpCallback(CacheRuntime* runtime) {
   return [runtime] {
-    spdlog::info("cache dump (SIGUSR2): {}", runtime->cache().Dump());
+    // Asked for explicitly: logged at warning level so that it shows at the default verbosity.
+    spdlog::warn("cache dump (SIGUSR2): {}", runtime->cache().Dump());
     const std::string report = runtime->cache().Compare();
-    spdlog::info("cache vs cluster (SIGUSR2): {}", report.empty() ? "consistent" : report);
+    spdlog::warn("cache vs cluster (SIGUSR2): {}", report.empty() ? "consistent" : report);
   };
 }
 
