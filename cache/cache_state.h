@@ -413,6 +413,9 @@ struct SchedulerCache::Impl {
     m.assumed.erase(key);
   }
 
+  // Versions an incremental snapshot let go of, freed after the lock (cache/reclaimer.h).
+  using Retired = std::vector<std::shared_ptr<const void>>;
+
   // ---- snapshots ----
   // Shares the slot's current version with a snapshot. A version not yet published is the
   // cache's alone, so this is the last moment its generation may be written: stamping it
@@ -499,7 +502,7 @@ struct SchedulerCache::Impl {
   // explicit zero scalars (e.g. "nvidia.com/gpu 0") that a fresh sum does not have, and
   // Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
   // the snapshot's nodes instead (rare: only on allocatable changes and node removals).
-  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount) {
+  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount, Retired* retired) {
     using B = ClusterInfo::Builder;
     auto& nmap = B::nodes(*snap);
     auto old = nmap.find(name);
@@ -514,6 +517,7 @@ struct SchedulerCache::Impl {
     if (include) {
       Publish(it->second);
       if (had) {
+        if (old->second != it->second.info) retired->push_back(std::move(old->second));
         old->second = it->second.info;
       } else {
         nmap.emplace(name, it->second.info);
@@ -524,24 +528,36 @@ struct SchedulerCache::Impl {
         B::revocable_nodes(*snap).insert(name);
       }
     } else {
-      if (had) nmap.erase(old);
+      if (had) {
+        retired->push_back(std::move(old->second));
+        nmap.erase(old);
+      }
       B::revocable_nodes(*snap).erase(name);
     }
     return had != include;
   }
 
-  void RefreshJob(ClusterInfo* snap, const JobId& id) {
+  void RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) {
     auto& jmap = ClusterInfo::Builder::jobs(*snap);
     auto it = jobs.find(id);
+    auto cur = jmap.find(id);
     if (it != jobs.end() && IncludeJob(*it->second.info)) {
       Publish(it->second);
-      jmap[id] = it->second.info;
-    } else {
-      jmap.erase(id);
+      if (cur == jmap.end()) {
+        jmap.emplace(id, it->second.info);
+      } else if (cur->second != it->second.info) {
+        retired->push_back(std::move(cur->second));
+        cur->second = it->second.info;
+      }
+    } else if (cur != jmap.end()) {
+      retired->push_back(std::move(cur->second));
+      jmap.erase(cur);
     }
   }
 
-  void IncrementalSnapshot(ClusterInfo* snap) {
+  // Replaced versions go to `retired` instead of being destroyed under the lock (the caller
+  // frees them later, see cache/reclaimer.h).
+  void IncrementalSnapshot(ClusterInfo* snap, Retired* retired) {
     using B = ClusterInfo::Builder;
     const uint64_t since = B::generation(*snap);
     Resource total = B::total_allocatable(*snap);
@@ -554,11 +570,18 @@ struct SchedulerCache::Impl {
         auto it = nodes.find(name);
         bool include = it != nodes.end() && it->second.info->Ready();
         bool had = nmap.count(name) > 0;
+        auto cur = nmap.find(name);
         if (include) {
           Publish(it->second);
-          nmap[name] = it->second.info;
-        } else {
-          nmap.erase(name);
+          if (cur == nmap.end()) {
+            nmap.emplace(name, it->second.info);
+          } else if (cur->second != it->second.info) {
+            retired->push_back(std::move(cur->second));
+            cur->second = it->second.info;
+          }
+        } else if (cur != nmap.end()) {
+          retired->push_back(std::move(cur->second));
+          nmap.erase(cur);
         }
         membership_changed |= had != include;
       }
@@ -567,27 +590,27 @@ struct SchedulerCache::Impl {
       total = Resource();
       for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
     }
-    for (const JobId& id : B::dirty_jobs(*snap)) RefreshJob(snap, id);
+    for (const JobId& id : B::dirty_jobs(*snap)) RefreshJob(snap, id, retired);
     B::dirty_jobs(*snap).clear();
     // 2. Removals since, in order (before updates: a re-created object is newer).
     auto r = std::upper_bound(removals.begin(), removals.end(), since,
                               [](uint64_t g, const Removal& x) { return g < x.gen; });
     for (; r != removals.end(); ++r) {
       if (r->is_node) {
-        membership_changed |= RefreshNode(snap, r->key, &total, &recount_total);
+        membership_changed |= RefreshNode(snap, r->key, &total, &recount_total, retired);
       } else {
-        RefreshJob(snap, r->key);
+        RefreshJob(snap, r->key, retired);
       }
     }
     // 3. Objects changed since, most recent first, stopping at the first unchanged one.
     for (const std::string& name : node_mru) {
       const NodeSlot& s = nodes.at(name);
       if (s.gen <= since) break;
-      membership_changed |= RefreshNode(snap, name, &total, &recount_total);
+      membership_changed |= RefreshNode(snap, name, &total, &recount_total, retired);
     }
     for (const JobId& id : job_mru) {
       if (jobs.at(id).gen <= since) break;
-      RefreshJob(snap, id);
+      RefreshJob(snap, id, retired);
     }
     if (recount_total) {
       total = Resource();

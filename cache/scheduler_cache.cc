@@ -1,5 +1,7 @@
 #include "cache/scheduler_cache.h"
 
+#include "cache/reclaimer.h"
+
 #include "cache/cache_state.h"
 
 #include <spdlog/spdlog.h>
@@ -486,14 +488,21 @@ std::unique_ptr<ClusterInfo> SchedulerCache::Snapshot() const {
 
 void SchedulerCache::UpdateSnapshot(ClusterInfo* snap) const {
   using B = ClusterInfo::Builder;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  const Impl& m = *impl_;
-  if (B::owner(*snap) != this || B::generation(*snap) < m.removals_floor ||
-      B::structure_version(*snap) != m.queue_version) {
-    impl_->FullSnapshot(snap);
-    return;
+  Impl::Retired retired;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    const Impl& m = *impl_;
+    if (B::owner(*snap) != this || B::generation(*snap) < m.removals_floor ||
+        B::structure_version(*snap) != m.queue_version) {
+      impl_->FullSnapshot(snap);
+      return;
+    }
+    impl_->IncrementalSnapshot(snap, &retired);
   }
-  impl_->IncrementalSnapshot(snap);
+  // The versions the snapshot let go of are freed off the session's path.
+  if (options_.background_reclaim) {
+    Reclaimer::Instance().Retire(std::move(retired));
+  }
 }
 
 void SchedulerCache::MaterializeSnapshot(ClusterInfo* snap, int threads) {

@@ -54,6 +54,9 @@ struct SchedulerCacheOptions {
   Duration assumed_ttl = Duration::zero();
   // Removals remembered for incremental snapshots; older snapshots are rebuilt in full.
   size_t removal_log_capacity = 1 << 16;
+  // UpdateSnapshot hands the versions it replaced to a background thread to free
+  // (cache/reclaimer.h); false frees them on the caller, after the cache lock is released.
+  bool background_reclaim = true;
 };
 
 // A decision that must reach the cluster, produced under the lock and executed by a worker
