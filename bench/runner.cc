@@ -255,6 +255,28 @@ std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
   return out;
 }
 
+// A threaded CacheRuntime on the real clock with an instant binder, loaded with `w`: the
+// bind and end-to-end measurements' rig.
+struct ThreadedRig {
+  ObjectStoreSource source;
+  InstantBinder binder;
+  std::unique_ptr<CacheRuntime> rt;
+
+  Status Load(const Workload& w, int threads) {
+    RuntimeOptions ro;
+    ro.dispatch_threads = std::max(1, threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads);
+    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
+    rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
+    return LoadWorkload(w, &source, &rt->cache()).WithPrefix("loading the workload");
+  }
+  // Until `n` bind outcomes (success or failure) have been handled.
+  void WaitForOutcomes(uint64_t n) const {
+    while (rt->counters().binds_succeeded + rt->counters().binds_failed < n) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+};
+
 int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
   const int runs = std::max(3, o.runs / 3);
   // AddBindTask alone: the assume step on the cache, calls/s.
@@ -286,17 +308,12 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
   std::vector<double> flow_per_s;
   BindFlow::Stats last{};
   for (int r = 0; r < runs; ++r) {
-    ObjectStoreSource source;
-    InstantBinder binder;
-    RuntimeOptions ro;
-    ro.dispatch_threads = std::max(1, o.threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : o.threads);
-    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
-    CacheRuntime rt(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
-    Status s = LoadWorkload(w, &source, &rt.cache());
-    if (!s.ok()) {
-      err << "loading the workload: " << s.ToString() << "\n";
+    ThreadedRig rig;
+    if (Status s = rig.Load(w, o.threads); !s.ok()) {
+      err << s.ToString() << "\n";
       return 1;
     }
+    CacheRuntime& rt = *rig.rt;
     auto plan = PlanBinds(*rt.cache().Snapshot());
     rt.Run();
     auto t0 = Clk::now();
@@ -315,9 +332,7 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
         return 1;
       }
     }
-    while (rt.counters().binds_succeeded + rt.counters().binds_failed < plan.size()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    rig.WaitForOutcomes(plan.size());
     flow_per_s.push_back(static_cast<double>(plan.size()) / (MsSince(t0) / 1000.0));
     last = rt.bind_flow_stats();
     rt.Stop();
@@ -344,17 +359,12 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
   int64_t bound = 0;
   int cycles = 0;
   for (int r = 0; r < runs; ++r) {
-    ObjectStoreSource source;
-    InstantBinder binder;
-    RuntimeOptions ro;
-    ro.dispatch_threads = std::max(1, o.threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : o.threads);
-    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
-    CacheRuntime rt(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
-    Status s = LoadWorkload(w, &source, &rt.cache());
-    if (!s.ok()) {
-      err << "loading the workload: " << s.ToString() << "\n";
+    ThreadedRig rig;
+    if (Status s = rig.Load(w, o.threads); !s.ok()) {
+      err << s.ToString() << "\n";
       return 1;
     }
+    CacheRuntime& rt = *rig.rt;
     rt.Run();
     Scheduler sched(&rt);
     auto t0 = Clk::now();
@@ -374,9 +384,7 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
       binds += c.binds;
       if (c.binds == 0 || cycles >= 50) break;
     }
-    while (rt.counters().binds_succeeded + rt.counters().binds_failed < static_cast<uint64_t>(binds)) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    rig.WaitForOutcomes(static_cast<uint64_t>(binds));
     per_s.push_back(static_cast<double>(binds) / (MsSince(t0) / 1000.0));
     bound = binds;
     rt.Stop();

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "cmd/replay.h"
 
@@ -16,9 +17,7 @@ struct ReplayFlags {
   std::string file;
   ReplayOptions options;
   bool quiet = false;
-  int batch_bind_num = 0;
-  int max_concurrent_binds = 0;
-  int channel_capacity = 0;
+  BindFlowFlags bind_flow;
 };
 
 CommandRunner AddReplay(CLI::App& sub) {
@@ -28,22 +27,12 @@ CommandRunner AddReplay(CLI::App& sub) {
   sub.add_option("--assumed-ttl-ms", f->options.assumed_ttl_ms, "assumed-task TTL after finish-binding (0 = never)");
   sub.add_flag("--check-invariants", f->options.check_invariants, "check the accounting invariants after every line");
   sub.add_flag("-q,--quiet", f->quiet, "no summary on stderr");
-  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--bind-channel-capacity", f->channel_capacity, "BindFlowChannel capacity (default 5000)")
-      ->check(CLI::PositiveNumber);
+  AddBindFlowFlags(sub, &f->bind_flow, /*with_channel_capacity=*/true);
   return [f]() -> int {
-    Status env;
-    f->options.bind_flow = BindFlowOptionsFromEnv(f->options.bind_flow, &env);
-    if (!env.ok()) {
-      std::cerr << env.message() << "\n";
+    if (Status s = ApplyBindFlowFlags(f->bind_flow, &f->options.bind_flow); !s.ok()) {
+      std::cerr << s.message() << "\n";
       return 2;
     }
-    if (f->batch_bind_num > 0) f->options.bind_flow.batch_size = static_cast<size_t>(f->batch_bind_num);
-    if (f->max_concurrent_binds > 0) f->options.bind_flow.max_concurrent_binds = static_cast<size_t>(f->max_concurrent_binds);
-    if (f->channel_capacity > 0) f->options.bind_flow.channel_capacity = static_cast<size_t>(f->channel_capacity);
     f->options.summary = !f->quiet;
     ReplayEngine engine(f->options, std::cout, std::cerr);
     if (f->file == "-") return engine.Run(std::cin);

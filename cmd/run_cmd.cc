@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "cmd/yaml_config.h"
 #include "server/admin_flags.h"
@@ -34,8 +35,7 @@ struct RunFlags {
   std::string report = "text";
   std::string score = "binpack";
   bool quiet = false;
-  int batch_bind_num = 0;
-  int max_concurrent_binds = 0;
+  BindFlowFlags bind_flow;
 };
 
 Status ApplyDurations(RunFlags& f) {
@@ -62,14 +62,10 @@ int Run(RunFlags& f) {
     std::cerr << s.message() << "\n";
     return 2;
   }
-  Status env;
-  f.run.runtime.bind_flow = BindFlowOptionsFromEnv(f.run.runtime.bind_flow, &env);
-  if (!env.ok()) {
-    std::cerr << env.message() << "\n";
+  if (Status s = ApplyBindFlowFlags(f.bind_flow, &f.run.runtime.bind_flow); !s.ok()) {
+    std::cerr << s.message() << "\n";
     return 2;
   }
-  if (f.batch_bind_num > 0) f.run.runtime.bind_flow.batch_size = static_cast<size_t>(f.batch_bind_num);
-  if (f.max_concurrent_binds > 0) f.run.runtime.bind_flow.max_concurrent_binds = static_cast<size_t>(f.max_concurrent_binds);
   f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
   f.run.scheduler.session.score = f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
   if (!f.quiet) {
@@ -169,10 +165,7 @@ CommandRunner AddRun(CLI::App& sub) {
       ->check(CLI::IsMember({"binpack", "least-allocated"}))
       ->capture_default_str();
   sub.add_option("--scheduler-name", f->run.trace.scheduler_name, "pods' schedulerName")->capture_default_str();
-  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
-      ->check(CLI::PositiveNumber);
+  AddBindFlowFlags(sub, &f->bind_flow);
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   return [f]() -> int { return Run(*f); };

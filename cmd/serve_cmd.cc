@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "api/fmt.h"
+#include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "kube/daemon.h"
 #include "server/admin_flags.h"
@@ -37,8 +38,7 @@ struct ServeFlags {
   std::string scheduler_name = "volcano";
   std::string default_queue = "default";
   int node_worker_threads = 20;
-  int batch_bind_num = 0;
-  int max_concurrent_binds = 0;
+  BindFlowFlags bind_flow;
   bool eviction_api = false;
   int sync_timeout_seconds = 300;
   bool no_schedule = false;
@@ -81,10 +81,7 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--scheduler-name", f->scheduler_name, "pods of other schedulers count only when bound");
   sub.add_option("--default-queue", f->default_queue, "queue of PodGroups that name none");
   sub.add_option("--node-worker-threads", f->node_worker_threads, "node-sync workers")->check(CLI::PositiveNumber);
-  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
-      ->check(CLI::PositiveNumber);
+  AddBindFlowFlags(sub, &f->bind_flow);
   sub.add_flag("--eviction-api", f->eviction_api, "evict through the Eviction API (PodDisruptionBudgets) instead of DELETE");
   sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds, "give up when the initial lists take longer")
       ->check(CLI::PositiveNumber);
@@ -101,15 +98,9 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.runtime.cache.scheduler_name = f->scheduler_name;
     opts.runtime.cache.default_queue = f->default_queue;
     opts.runtime.node_worker_threads = f->node_worker_threads;
-    Status env;
-    opts.runtime.bind_flow = BindFlowOptionsFromEnv(opts.runtime.bind_flow, &env);
-    if (!env.ok()) {
-      std::cerr << "volcache serve: " << env.message() << "\n";
+    if (Status s = ApplyBindFlowFlags(f->bind_flow, &opts.runtime.bind_flow); !s.ok()) {
+      std::cerr << "volcache serve: " << s.message() << "\n";
       return 2;
-    }
-    if (f->batch_bind_num > 0) opts.runtime.bind_flow.batch_size = static_cast<size_t>(f->batch_bind_num);
-    if (f->max_concurrent_binds > 0) {
-      opts.runtime.bind_flow.max_concurrent_binds = static_cast<size_t>(f->max_concurrent_binds);
     }
     opts.connector.use_eviction_api = f->eviction_api;
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
@@ -23,26 +24,37 @@ fs::path VolcacheBinary() {
   return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "cmd" / "volcache";
 }
 
-TEST(ServeTest, SyncsAgainstTheApiServerAndExitsCleanlyOnSigterm) {
-  const fs::path bin = VolcacheBinary();
-  if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
-  testing::FakeApiServer server;
-  server.SeedFromSharedData();
-  const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-" + std::to_string(::getpid()) + ".yaml");
+// Writes a kubeconfig for `server` to `cfg` and starts `volcache serve` with it (admin on a
+// free port) plus `extra` flags; returns the child's pid.
+pid_t StartServe(const fs::path& bin, const testing::FakeApiServer& server, const fs::path& cfg,
+                 const std::vector<std::string>& extra) {
   std::ofstream(cfg) << "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
                         "clusters: [{name: fake, cluster: {server: \""
                      << server.url()
                      << "\"}}]\n"
                         "contexts: [{name: fake, context: {cluster: fake, user: u}}]\n"
                         "users: [{name: u, user: {token: test-token}}]\n";
+  std::vector<std::string> args = {bin.string(), "serve", "--kubeconfig", cfg.string(), "--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = fork();
-  ASSERT_GE(pid, 0);
   if (pid == 0) {
-    execl(bin.c_str(), bin.c_str(), "serve", "--kubeconfig", cfg.c_str(), "--kube-api-qps", "500", "--listen",
-          "127.0.0.1:0",
-          static_cast<char*>(nullptr));
+    execv(bin.c_str(), argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+TEST(ServeTest, SyncsAgainstTheApiServerAndExitsCleanlyOnSigterm) {
+  const fs::path bin = VolcacheBinary();
+  if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
+  testing::FakeApiServer server;
+  server.SeedFromSharedData();
+  const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-" + std::to_string(::getpid()) + ".yaml");
+  pid_t pid = StartServe(bin, server, cfg, {"--kube-api-qps", "500"});
+  ASSERT_GT(pid, 0);
   const bool created = testing::Eventually([&] {
     return server.Get("queues", "", "root").has_value() && server.Get("queues", "", "default").has_value();
   });
@@ -54,23 +66,6 @@ TEST(ServeTest, SyncsAgainstTheApiServerAndExitsCleanlyOnSigterm) {
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_GE(server.counters().lists, 6u);  // one LIST per kind
-}
-
-// Starts `volcache serve` against `server`; returns the child's pid.
-pid_t StartServe(const fs::path& bin, const testing::FakeApiServer& server, const fs::path& cfg) {
-  std::ofstream(cfg) << "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-                        "clusters: [{name: fake, cluster: {server: \""
-                     << server.url()
-                     << "\"}}]\n"
-                        "contexts: [{name: fake, context: {cluster: fake, user: u}}]\n"
-                        "users: [{name: u, user: {token: test-token}}]\n";
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl(bin.c_str(), bin.c_str(), "serve", "--kubeconfig", cfg.c_str(), "--listen", "127.0.0.1:0",
-          "--schedule-period", "100ms", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
 }
 
 std::string NodeOfPod(const testing::FakeApiServer& server, const std::string& name) {
@@ -100,7 +95,7 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
   faults.seed = 11;
   server.SetRandomFaults(faults);
   const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-gang-" + std::to_string(::getpid()) + ".yaml");
-  pid_t pid = StartServe(bin, server, cfg);
+  pid_t pid = StartServe(bin, server, cfg, {"--schedule-period", "100ms"});
   ASSERT_GT(pid, 0);
   const bool bound = testing::Eventually([&] {
     for (const std::string g : {"a", "b"})
