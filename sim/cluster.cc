@@ -7,6 +7,7 @@
 
 #include "api/k8s/decode.h"
 #include "api/resource_list.h"
+#include "api/task_info.h"
 
 namespace volcache::sim {
 
@@ -69,16 +70,21 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       return;
     }
     stale.erase(key);
-    clock->AfterFunc(options.watch_latency, [weak = weak_from_this(), type, obj = std::move(obj)] {
+    DeliverAfter(options.watch_latency, type, std::move(obj));
+  }
+
+  // Hands one event to `deliver` after `d`, without the lock (unless shut down by then).
+  void DeliverAfter(Duration d, SchedulerCache::EventType type, k8s::Object obj) {
+    clock->AfterFunc(d, [weak = weak_from_this(), type, obj = std::move(obj)] {
       auto self = weak.lock();
       if (!self) return;
-      Deliver d;
+      Deliver deliver;
       {
         std::lock_guard<std::mutex> lock(self->mu);
         if (self->shut_down) return;
-        d = self->deliver;
+        deliver = self->deliver;
       }
-      if (d) d(type, obj);
+      if (deliver) deliver(type, obj);
     });
   }
 
@@ -89,17 +95,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       s.stale.clear();
       for (auto& [key, ev] : lost) {
         ++s.stats.events_emitted;
-        s.clock->AfterFunc(Duration::zero(), [weak = s.weak_from_this(), type = ev.first, obj = std::move(ev.second)] {
-          auto self = weak.lock();
-          if (!self) return;
-          Deliver d;
-          {
-            std::lock_guard<std::mutex> lock(self->mu);
-            if (self->shut_down) return;
-            d = self->deliver;
-          }
-          if (d) d(type, obj);
-        });
+        s.DeliverAfter(Duration::zero(), ev.first, std::move(ev.second));
       }
       s.ScheduleRelist();
     });
@@ -139,13 +135,11 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     return pod.metadata.namespace_ + "/" + (it == pod.metadata.annotations.end() ? "" : it->second);
   }
 
-  Resource RequestOf(const k8s::Pod& pod) {
-    Resource r;
-    for (const auto& c : pod.spec.containers) {
-      auto rr = ResourceFromList(c.requests, "requests");
-      if (rr.ok()) r.Add(*rr);
-    }
-    return r;
+  // The pod's request by the same rule the cache accounts it with (the cache refused the pod
+  // if it does not parse, so it never runs here).
+  static Resource RequestOf(const k8s::Pod& pod) {
+    auto r = PodRequest(pod);
+    return r.ok() ? *r : Resource();
   }
 
   void StartLocked(const std::string& key, uint64_t inc) {
