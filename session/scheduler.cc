@@ -203,4 +203,9 @@ AllocationPlan Scheduler::last_plan() const {
   return last_plan_;
 }
 
+std::vector<QueueOutcome> Scheduler::last_queues() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_plan_.queues;
+}
+
 }  // namespace volcache

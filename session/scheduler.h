@@ -86,6 +86,8 @@ class Scheduler {
   CycleStats last_stats() const;
   // The last cycle's plan (copied).
   AllocationPlan last_plan() const;
+  // Its queue outcomes only (a per-cycle reader need not copy every job's outcome).
+  std::vector<QueueOutcome> last_queues() const;
 
  private:
   // Shared with the timer callbacks, so a callback that fires during or after Stop() finds

@@ -149,7 +149,7 @@ RunReport SimRun::Run() {
     if (now >= next_cycle) {
       last = s.scheduler->RunOnce();
       s.runtime->RunDueWorkInline();
-      for (const QueueOutcome& q : s.scheduler->last_plan().queues) {
+      for (const QueueOutcome& q : s.scheduler->last_queues()) {
         if (GpuMilli(q.request) <= GpuMilli(q.allocated)) continue;  // nothing left waiting
         auto& acc = queue_acc[q.name];
         acc.deserved += static_cast<double>(GpuMilli(q.deserved)) / 1000.0;

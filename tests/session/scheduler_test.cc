@@ -85,6 +85,15 @@ TEST(SchedulerTest, CycleBindsThroughTheRuntimeAndWritesPodGroupAndQueueStatus) 
   EXPECT_EQ(st.bind_refusals, 0);
   EXPECT_EQ(st.jobs_scheduled, 1);
   EXPECT_EQ(st.jobs_unschedulable, 0);
+  // The queue outcomes alone are the plan's.
+  const auto outcomes = s.last_queues();
+  const auto plan_queues = s.last_plan().queues;
+  ASSERT_EQ(outcomes.size(), plan_queues.size());
+  ASSERT_FALSE(outcomes.empty());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    EXPECT_EQ(outcomes[i].name, plan_queues[i].name);
+    EXPECT_EQ(outcomes[i].allocated, plan_queues[i].allocated);
+  }
   EXPECT_TRUE(r.rt->cache().IsAssumed("ns/job-0"));
   r.Flush();
   EXPECT_EQ(r.binder.effective_binds(), (std::map<std::string, int>{{"ns/job-0", 1}, {"ns/job-1", 1}}));
@@ -95,7 +104,7 @@ TEST(SchedulerTest, CycleBindsThroughTheRuntimeAndWritesPodGroupAndQueueStatus) 
   for (const auto& c : pg->status.conditions) scheduled_condition |= c.type == "Scheduled" && c.status == "True";
   EXPECT_TRUE(scheduled_condition);
   auto queues = r.status.queues();
-  ASSERT_FALSE(queues.empty());
+  ASSERT_FALSE(outcomes.empty());
   EXPECT_EQ(queues.back().metadata.name, "qa");
   std::map<std::string, int64_t> allocated;
   for (const auto& [name, q] : queues.back().status.allocated) allocated[name] = q.MilliValue();
