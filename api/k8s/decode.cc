@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/k8s/decode_fast.h"
 #include "api/k8s/json_fwd.h"
 
 namespace volcache::k8s {
@@ -1375,12 +1376,32 @@ Result<Object> DecodeObjectJson(const nlohmann::json& j) {
   return Guard<Object>([&]() -> Result<Object> { return DecodeValue(j, DecodeOptions{}); });
 }
 
-Result<Object> DecodeObject(std::string_view text) {
+Result<Object> DecodeObjectReference(std::string_view text) {
   return Guard<Object>([&]() -> Result<Object> {
     auto j = ParseJson(text);
     if (!j.ok()) return j.status();
     return DecodeValue(*j, DecodeOptions{});
   });
+}
+
+// The public JSON entry points: the streaming fast path when it handles the input, else the
+// reference decoder, which defines results and errors (see decode_fast.h).
+Result<Object> DecodeObject(std::string_view text) {
+  Object obj;
+  if (FastDecodeObject(text, &obj)) return obj;
+  return DecodeObjectReference(text);
+}
+
+Result<ObjectList> DecodeList(std::string_view text) {
+  ObjectList list;
+  if (FastDecodeList(text, &list)) return list;
+  return DecodeListReference(text);
+}
+
+Result<WatchEvent> DecodeWatchEvent(std::string_view text) {
+  WatchEvent ev;
+  if (FastDecodeWatchEvent(text, &ev)) return ev;
+  return DecodeWatchEventReference(text);
 }
 
 namespace {
@@ -1406,7 +1427,7 @@ Result<ResourceQuota> DecodeResourceQuota(std::string_view json) {
   return DecodeAs<ResourceQuota>(json, "ResourceQuota");
 }
 
-Result<ObjectList> DecodeList(std::string_view text) {
+Result<ObjectList> DecodeListReference(std::string_view text) {
   return Guard<ObjectList>([&]() -> Result<ObjectList> {
     auto j = ParseJson(text);
     if (!j.ok()) return j.status();
@@ -1414,7 +1435,7 @@ Result<ObjectList> DecodeList(std::string_view text) {
   });
 }
 
-Result<WatchEvent> DecodeWatchEvent(std::string_view text) {
+Result<WatchEvent> DecodeWatchEventReference(std::string_view text) {
   return Guard<WatchEvent>([&]() -> Result<WatchEvent> {
     auto j = ParseJson(text);
     if (!j.ok()) return j.status().WithPrefix("watch event");

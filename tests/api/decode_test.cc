@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "api/k8s/decode_fast.h"
 #include "api/k8s/json_fwd.h"
 #include "tests/testdata.h"
 
@@ -873,6 +874,38 @@ TEST_P(DecodeBadInput, FailsWithMessage) {
     if (want != nullptr) {
       EXPECT_THAT(st.message(), HasSubstr(want));
     }
+  }
+}
+
+// The JSON cases through the streaming fast path: it must refuse every one of them, and the
+// public function must give exactly the reference decoder's error.
+TEST_P(DecodeBadInput, FastPathRefusesAndErrorIsTheReferences) {
+  const BadCase& c = GetParam();
+  std::string input = c.input;
+  if (c.api == Api::kPodSpec) {
+    input = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"default"},)"
+            R"("spec":)" + input + "}";
+  }
+  Object obj;
+  ObjectList list;
+  WatchEvent ev;
+  switch (c.api) {
+    case Api::kObject:
+    case Api::kPodSpec:
+    case Api::kPod:
+      EXPECT_FALSE(FastDecodeObject(input, &obj));
+      EXPECT_EQ(DecodeObject(input).status(), DecodeObjectReference(input).status());
+      break;
+    case Api::kList:
+      EXPECT_FALSE(FastDecodeList(input, &list));
+      EXPECT_EQ(DecodeList(input).status(), DecodeListReference(input).status());
+      break;
+    case Api::kWatch:
+      EXPECT_FALSE(FastDecodeWatchEvent(input, &ev));
+      EXPECT_EQ(DecodeWatchEvent(input).status(), DecodeWatchEventReference(input).status());
+      break;
+    case Api::kYaml:
+      break;  // YAML never takes the fast path
   }
 }
 

@@ -1,0 +1,882 @@
+// The streaming fast path of the JSON decoder (see decode_fast.h for the contract).
+//
+// A pull parser over the input text: each decode function below asks the Reader for the
+// next value of the type it expects and writes straight into the struct, so no DOM is built
+// and members we never read (managedFields, containerStatuses, volume sources, ...) are only
+// scanned. Every function returns false for anything it does not decode exactly as the
+// reference decoder (decode.cc) would; the caller then runs the reference decoder, which
+// gives the result or the exact error. The rules that keep the two identical:
+//  - JSON is checked as strictly as nlohmann::json checks it (grammar, UTF-8, escapes,
+//    surrogate pairs, control characters), including in skipped members. What is harder to
+//    match exactly (floats, exponents, a BOM, nesting deeper than kMaxDepth) is not handled.
+//  - The reference reads a member through a sorted map where the last duplicate wins. A
+//    member we read twice in one object is not handled; duplicate keys inside label,
+//    annotation and resource maps are resolved the same way (last wins, sorted by key).
+//  - null is "absent", as the reference's Find() treats it.
+//  - The kind must be known before spec/status (and a List's kind before its items): an
+//    object whose kind/apiVersion follows them is not handled.
+
+#include "api/k8s/decode_fast.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+#include "api/k8s/decode.h"
+
+namespace volcache::k8s {
+
+namespace {
+
+// Nesting handled by the fast path; real objects stay far below it.
+constexpr int kMaxDepth = 128;
+// Longest number token skipped: any shorter fraction without exponent is a finite double.
+constexpr size_t kMaxNumberChars = 300;
+
+// Bytes that may appear in a JSON string as themselves without further checks.
+constexpr std::array<bool, 256> kPlainTable = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x80; ++c) t[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return t;
+}();
+
+// Members already read in one object, by the decoder's own index.
+class Seen {
+ public:
+  bool Add(int i) {
+    const uint32_t bit = uint32_t{1} << i;
+    if ((bits_ & bit) != 0) return false;
+    bits_ |= bit;
+    return true;
+  }
+  bool Has(int i) const { return (bits_ & (uint32_t{1} << i)) != 0; }
+
+ private:
+  uint32_t bits_ = 0;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  // Only whitespace left.
+  bool AtEnd() {
+    SkipWs();
+    return p_ == end_;
+  }
+
+  // The first byte of the next value ('\0' at the end of input).
+  char Peek() {
+    SkipWs();
+    return p_ < end_ ? *p_ : '\0';
+  }
+
+  // Consumes a `null`; false (consuming nothing) when the next value is something else.
+  bool Null() {
+    if (Peek() != 'n' || end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
+    p_ += 4;
+    return true;
+  }
+
+  bool Bool(bool* out) {
+    const char c = Peek();
+    if (c == 't' && end_ - p_ >= 4 && std::string_view(p_, 4) == "true") {
+      p_ += 4;
+      *out = true;
+      return true;
+    }
+    if (c == 'f' && end_ - p_ >= 5 && std::string_view(p_, 5) == "false") {
+      p_ += 5;
+      *out = false;
+      return true;
+    }
+    return false;
+  }
+
+  // An integer token (no fraction or exponent) as sign and magnitude, when nlohmann reads it
+  // as an integer: up to 2^64-1, or down to -2^63.
+  bool Integer(bool* negative, uint64_t* magnitude) {
+    SkipWs();
+    *negative = p_ < end_ && *p_ == '-';
+    if (*negative) ++p_;
+    if (p_ == end_) return false;
+    uint64_t v = 0;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (*p_ >= '1' && *p_ <= '9') {
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+        if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(*p_ - '0'), &v)) {
+          return false;
+        }
+        ++p_;
+      }
+    } else {
+      return false;
+    }
+    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    if (*negative && v > (uint64_t{1} << 63)) return false;
+    *magnitude = v;
+    return true;
+  }
+
+  // A string value. *out views the input, or `buf` when the string has escapes; it stays
+  // valid until `buf` is next written.
+  bool Str(std::string_view* out, std::string* buf) {
+    SkipWs();
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* start = ++p_;
+    if (!ScanPlain()) return false;
+    if (*p_ == '"') {
+      *out = std::string_view(start, static_cast<size_t>(p_ - start));
+      ++p_;
+      return true;
+    }
+    buf->assign(start, p_);
+    while (true) {
+      if (!Escape(buf)) return false;
+      const char* run = p_;
+      if (!ScanPlain()) return false;
+      buf->append(run, p_);
+      if (*p_ == '"') {
+        ++p_;
+        *out = *buf;
+        return true;
+      }
+    }
+  }
+
+  // A key of the current object: the views stay valid until the next key is read.
+  bool Key(std::string_view* out) { return Str(out, &key_buf_) && Expect(':'); }
+  // A string value, valid until the next value string is read.
+  bool Value(std::string_view* out) { return Str(out, &value_buf_); }
+
+  // Any value, checked and discarded.
+  bool Skip() { return SkipValue(depth_); }
+
+  // An object: fn(key) is called for every member and must consume its value.
+  template <typename Fn>
+  bool Obj(Fn&& fn) {
+    if (Peek() != '{' || depth_ >= kMaxDepth) return false;
+    ++p_;
+    ++depth_;
+    if (Peek() == '}') {
+      ++p_;
+      --depth_;
+      return true;
+    }
+    while (true) {
+      std::string_view key;
+      if (!Key(&key) || !fn(key)) return false;
+      const char c = Peek();
+      if (p_ == end_) return false;
+      ++p_;
+      if (c == ',') continue;
+      if (c != '}') return false;
+      --depth_;
+      return true;
+    }
+  }
+
+  // An array: fn() is called for every element and must consume it.
+  template <typename Fn>
+  bool Arr(Fn&& fn) {
+    if (Peek() != '[' || depth_ >= kMaxDepth) return false;
+    ++p_;
+    ++depth_;
+    if (Peek() == ']') {
+      ++p_;
+      --depth_;
+      return true;
+    }
+    while (true) {
+      if (!fn()) return false;
+      const char c = Peek();
+      if (p_ == end_) return false;
+      ++p_;
+      if (c == ',') continue;
+      if (c != ']') return false;
+      --depth_;
+      return true;
+    }
+  }
+
+ private:
+  void SkipWs() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  bool Expect(char c) {
+    SkipWs();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+
+  // Advances over string content that needs no unescaping; stops at '"' or '\\' (true) or
+  // fails on the end of input, a control character or ill-formed UTF-8 (as nlohmann does:
+  // the well-formed sequences of Unicode table 3-7).
+  bool ScanPlain() {
+    while (true) {
+      while (p_ < end_ && kPlainTable[static_cast<uint8_t>(*p_)]) ++p_;
+      if (p_ == end_) return false;
+      const auto c = static_cast<uint8_t>(*p_);
+      if (c == '"' || c == '\\') return true;
+      if (c < 0x80) return false;  // control character
+      uint8_t lo = 0x80, hi = 0xBF;
+      int tail = 0;
+      if (c >= 0xC2 && c <= 0xDF) {
+        tail = 1;
+      } else if (c == 0xE0) {
+        tail = 2, lo = 0xA0;
+      } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        tail = 2;
+      } else if (c == 0xED) {
+        tail = 2, hi = 0x9F;
+      } else if (c == 0xF0) {
+        tail = 3, lo = 0x90;
+      } else if (c >= 0xF1 && c <= 0xF3) {
+        tail = 3;
+      } else if (c == 0xF4) {
+        tail = 3, hi = 0x8F;
+      } else {
+        return false;
+      }
+      if (end_ - p_ <= tail) return false;
+      ++p_;
+      for (int i = 0; i < tail; ++i, ++p_) {
+        const auto b = static_cast<uint8_t>(*p_);
+        if (b < lo || b > hi) return false;
+        lo = 0x80, hi = 0xBF;
+      }
+    }
+  }
+
+  bool Hex4(uint32_t* out) {
+    if (end_ - p_ < 4) return false;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i, ++p_) {
+      const char c = *p_;
+      uint32_t d = 0;
+      if (c >= '0' && c <= '9') {
+        d = static_cast<uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        d = static_cast<uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        d = static_cast<uint32_t>(c - 'A' + 10);
+      } else {
+        return false;
+      }
+      v = v * 16 + d;
+    }
+    *out = v;
+    return true;
+  }
+
+  // One escape sequence at p_ (a backslash), appended to buf unescaped.
+  bool Escape(std::string* buf) {
+    ++p_;
+    if (p_ == end_) return false;
+    const char c = *p_++;
+    switch (c) {
+      case '"': buf->push_back('"'); return true;
+      case '\\': buf->push_back('\\'); return true;
+      case '/': buf->push_back('/'); return true;
+      case 'b': buf->push_back('\b'); return true;
+      case 'f': buf->push_back('\f'); return true;
+      case 'n': buf->push_back('\n'); return true;
+      case 'r': buf->push_back('\r'); return true;
+      case 't': buf->push_back('\t'); return true;
+      case 'u': break;
+      default: return false;
+    }
+    uint32_t cp = 0;
+    if (!Hex4(&cp)) return false;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t low = 0;
+      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+      p_ += 2;
+      if (!Hex4(&low) || low < 0xDC00 || low > 0xDFFF) return false;
+      cp = ((cp - 0xD800) << 10) + (low - 0xDC00) + 0x10000;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      return false;
+    }
+    if (cp < 0x80) {
+      buf->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      buf->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      buf->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      buf->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      buf->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      buf->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      buf->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      buf->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      buf->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      buf->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+    return true;
+  }
+
+  bool Digits() {
+    const char* start = p_;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    return p_ != start;
+  }
+
+  // A number token that nlohmann reads as a finite value: no exponent, bounded length.
+  bool SkipNumber() {
+    const char* start = p_;
+    if (*p_ == '-') ++p_;
+    if (p_ == end_) return false;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (!Digits()) {
+      return false;
+    }
+    if (p_ < end_ && *p_ == '.') {
+      ++p_;
+      if (!Digits()) return false;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) return false;
+    return static_cast<size_t>(p_ - start) <= kMaxNumberChars;
+  }
+
+  bool Literal(std::string_view lit) {
+    if (static_cast<size_t>(end_ - p_) < lit.size() || std::string_view(p_, lit.size()) != lit) return false;
+    p_ += lit.size();
+    return true;
+  }
+
+  bool SkipValue(int depth) {
+    std::string_view ignored;
+    switch (Peek()) {
+      case '"': return Str(&ignored, &skip_buf_);
+      case 't': return Literal("true");
+      case 'f': return Literal("false");
+      case 'n': return Literal("null");
+      case '{':
+      case '[': {
+        const char close = *p_ == '{' ? '}' : ']';
+        if (depth >= kMaxDepth) return false;
+        ++p_;
+        if (Peek() == close) {
+          ++p_;
+          return true;
+        }
+        while (true) {
+          if (close == '}' && (!Str(&ignored, &skip_buf_) || !Expect(':'))) return false;
+          if (!SkipValue(depth + 1)) return false;
+          const char c = Peek();
+          if (p_ == end_) return false;
+          ++p_;
+          if (c == ',') continue;
+          return c == close;
+        }
+      }
+      default:
+        if (p_ == end_) return false;
+        return SkipNumber();
+    }
+  }
+
+  const char* p_;
+  const char* const end_;
+  int depth_ = 0;
+  std::string key_buf_;
+  std::string value_buf_;
+  std::string skip_buf_;
+};
+
+// ------------------------------------------------------------------------ member readers
+//
+// Each reads the value of a member the reference reads with Get(): null leaves *out alone.
+
+bool ReadStr(Reader& r, std::string* out) {
+  if (r.Null()) return true;
+  std::string_view v;
+  if (!r.Value(&v)) return false;
+  out->assign(v);
+  return true;
+}
+
+bool ReadBool(Reader& r, bool* out) { return r.Null() || r.Bool(out); }
+
+bool ReadInt(Reader& r, int64_t lo, int64_t hi, int64_t* out) {
+  bool negative = false;
+  uint64_t magnitude = 0;
+  if (!r.Integer(&negative, &magnitude)) return false;
+  int64_t v = 0;
+  if (negative) {
+    v = magnitude == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(magnitude);
+  } else {
+    if (magnitude > static_cast<uint64_t>(INT64_MAX)) return false;
+    v = static_cast<int64_t>(magnitude);
+  }
+  if (v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool ReadInt64(Reader& r, int64_t* out) { return r.Null() || ReadInt(r, INT64_MIN, INT64_MAX, out); }
+
+bool ReadInt32(Reader& r, int32_t* out) {
+  if (r.Null()) return true;
+  int64_t v = 0;
+  if (!ReadInt(r, INT32_MIN, INT32_MAX, &v)) return false;
+  *out = static_cast<int32_t>(v);
+  return true;
+}
+
+template <typename T>
+bool ReadOpt(Reader& r, std::optional<T>* out, bool (*read)(Reader&, T*)) {
+  if (r.Null()) return true;
+  T v{};
+  if (!read(r, &v)) return false;
+  *out = v;
+  return true;
+}
+
+bool ReadTime(Reader& r, TimeMs* out) {
+  if (r.Null()) return true;
+  std::string_view v;
+  if (!r.Value(&v)) return false;
+  auto t = ParseTimestamp(v);
+  if (!t.ok()) return false;
+  *out = *t;
+  return true;
+}
+
+// A quantity: a string, or an integer written as the reference writes it before parsing.
+bool ReadQuantity(Reader& r, Quantity* out) {
+  std::string text;
+  std::string_view view;
+  if (r.Peek() == '"') {
+    if (!r.Value(&view)) return false;
+  } else {
+    bool negative = false;
+    uint64_t magnitude = 0;
+    if (!r.Integer(&negative, &magnitude)) return false;
+    if (negative) {
+      text = std::to_string(magnitude == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(magnitude));
+    } else {
+      text = std::to_string(magnitude);
+    }
+    view = text;
+  }
+  auto q = Quantity::Parse(view);
+  if (!q.ok()) return false;
+  *out = std::move(q).value();
+  return true;
+}
+
+bool ReadStringMap(Reader& r, StringMap* out) {
+  if (r.Null()) return true;
+  StringMap m;
+  const bool ok = r.Obj([&](std::string_view k) {
+    std::string key(k);
+    std::string value;
+    if (!ReadStr(r, &value)) return false;  // null is an empty value, as in the reference
+    m.insert_or_assign(m.end(), std::move(key), std::move(value));
+    return true;
+  });
+  if (!ok) return false;
+  *out = std::move(m);
+  return true;
+}
+
+bool ReadResourceList(Reader& r, ResourceList* out) {
+  if (r.Null()) return true;
+  ResourceList list;
+  const bool ok = r.Obj([&](std::string_view k) {
+    std::string key(k);
+    Quantity q;  // null is zero
+    if (!r.Null() && !ReadQuantity(r, &q)) return false;
+    list.emplace_back(std::move(key), std::move(q));
+    return true;
+  });
+  if (!ok) return false;
+  // The reference lists entries in key order, the last of duplicate keys winning.
+  auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(list.begin(), list.end(), by_key) ||
+      std::adjacent_find(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first == b.first; }) !=
+          list.end()) {
+    std::stable_sort(list.begin(), list.end(), by_key);
+    ResourceList unique;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (i + 1 < list.size() && list[i + 1].first == list[i].first) continue;
+      unique.push_back(std::move(list[i]));
+    }
+    list = std::move(unique);
+  }
+  *out = std::move(list);
+  return true;
+}
+
+// An array member of objects (null: none); fn() reads one element.
+template <typename Fn>
+bool ReadObjects(Reader& r, Fn&& fn) {
+  if (r.Null()) return true;
+  return r.Arr([&] { return r.Peek() == '{' && fn(); });
+}
+
+// A member the reference reads with GetObject() only to test its presence.
+bool ReadPresence(Reader& r, bool* present) {
+  *present = false;
+  if (r.Null()) return true;
+  if (r.Peek() != '{') return false;
+  *present = true;
+  return r.Skip();
+}
+
+// -------------------------------------------------------------------------------- objects
+
+bool ReadOwnerReference(Reader& r, OwnerReference* ref) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "apiVersion") return seen.Add(0) && ReadStr(r, &ref->api_version);
+    if (k == "kind") return seen.Add(1) && ReadStr(r, &ref->kind);
+    if (k == "name") return seen.Add(2) && ReadStr(r, &ref->name);
+    if (k == "uid") return seen.Add(3) && ReadStr(r, &ref->uid);
+    if (k == "controller") return seen.Add(4) && ReadBool(r, &ref->controller);
+    return r.Skip();
+  });
+}
+
+bool ReadMeta(Reader& r, ObjectMeta* m) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "name") return seen.Add(0) && ReadStr(r, &m->name);
+    if (k == "namespace") return seen.Add(1) && ReadStr(r, &m->namespace_);
+    if (k == "uid") return seen.Add(2) && ReadStr(r, &m->uid);
+    if (k == "resourceVersion") return seen.Add(3) && ReadStr(r, &m->resource_version);
+    if (k == "generation") return seen.Add(4) && ReadInt64(r, &m->generation);
+    if (k == "creationTimestamp") return seen.Add(5) && ReadTime(r, &m->creation_timestamp);
+    if (k == "deletionTimestamp") return seen.Add(6) && ReadOpt<TimeMs>(r, &m->deletion_timestamp, ReadTime);
+    if (k == "deletionGracePeriodSeconds") {
+      return seen.Add(7) && ReadOpt<int64_t>(r, &m->deletion_grace_period_seconds, ReadInt64);
+    }
+    if (k == "labels") return seen.Add(8) && ReadStringMap(r, &m->labels);
+    if (k == "annotations") return seen.Add(9) && ReadStringMap(r, &m->annotations);
+    if (k == "ownerReferences") {
+      return seen.Add(10) && ReadObjects(r, [&] {
+               OwnerReference ref;
+               if (!ReadOwnerReference(r, &ref)) return false;
+               m->owner_references.push_back(std::move(ref));
+               return true;
+             });
+    }
+    return r.Skip();
+  });
+}
+
+bool ReadPort(Reader& r, ContainerPort* port) {
+  Seen seen;
+  if (!r.Obj([&](std::string_view k) {
+        if (k == "containerPort") return seen.Add(0) && ReadInt32(r, &port->container_port);
+        if (k == "hostPort") return seen.Add(1) && ReadInt32(r, &port->host_port);
+        if (k == "protocol") return seen.Add(2) && ReadStr(r, &port->protocol);
+        if (k == "hostIP") return seen.Add(3) && ReadStr(r, &port->host_ip);
+        return r.Skip();
+      })) {
+    return false;
+  }
+  if (port->protocol.empty()) port->protocol = "TCP";
+  return true;
+}
+
+bool ReadResources(Reader& r, Container* ct) {
+  if (r.Null()) return true;
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "requests") return seen.Add(0) && ReadResourceList(r, &ct->requests);
+    if (k == "limits") return seen.Add(1) && ReadResourceList(r, &ct->limits);
+    return r.Skip();
+  });
+}
+
+bool ReadContainer(Reader& r, bool init, Container* ct) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "name") return seen.Add(0) && ReadStr(r, &ct->name);
+    if (k == "image") return seen.Add(1) && ReadStr(r, &ct->image);
+    if (k == "resources") return seen.Add(2) && ReadResources(r, ct);
+    if (k == "ports") {
+      return seen.Add(3) && ReadObjects(r, [&] {
+               ContainerPort port;
+               if (!ReadPort(r, &port)) return false;
+               ct->ports.push_back(std::move(port));
+               return true;
+             });
+    }
+    if (init && k == "restartPolicy") return seen.Add(4) && ReadStr(r, &ct->restart_policy);
+    return r.Skip();
+  });
+}
+
+bool ReadContainers(Reader& r, bool init, std::vector<Container>* out) {
+  return ReadObjects(r, [&] {
+    Container ct;
+    if (!ReadContainer(r, init, &ct)) return false;
+    out->push_back(std::move(ct));
+    return true;
+  });
+}
+
+bool ReadToleration(Reader& r, Toleration* t) {
+  Seen seen;
+  if (!r.Obj([&](std::string_view k) {
+        if (k == "key") return seen.Add(0) && ReadStr(r, &t->key);
+        if (k == "operator") return seen.Add(1) && ReadStr(r, &t->operator_);
+        if (k == "value") return seen.Add(2) && ReadStr(r, &t->value);
+        if (k == "effect") return seen.Add(3) && ReadStr(r, &t->effect);
+        if (k == "tolerationSeconds") return seen.Add(4) && ReadOpt<int64_t>(r, &t->toleration_seconds, ReadInt64);
+        return r.Skip();
+      })) {
+    return false;
+  }
+  if (t->operator_.empty()) t->operator_ = "Equal";
+  return true;
+}
+
+bool ReadAffinity(Reader& r, PodSpec* spec) {
+  if (r.Null()) return true;
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "nodeAffinity") return seen.Add(0) && ReadPresence(r, &spec->has_node_affinity);
+    if (k == "podAffinity") return seen.Add(1) && ReadPresence(r, &spec->has_pod_affinity);
+    if (k == "podAntiAffinity") return seen.Add(2) && ReadPresence(r, &spec->has_pod_anti_affinity);
+    return r.Skip();
+  });
+}
+
+bool ReadVolume(Reader& r, PodSpec* spec) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k != "persistentVolumeClaim") return r.Skip();
+    if (!seen.Add(0)) return false;
+    if (r.Null()) return true;
+    std::string claim;
+    Seen pvc_seen;
+    if (!r.Obj([&](std::string_view pk) {
+          if (pk == "claimName") return pvc_seen.Add(0) && ReadStr(r, &claim);
+          return r.Skip();
+        })) {
+      return false;
+    }
+    if (!claim.empty()) spec->pvc_names.push_back(std::move(claim));
+    return true;
+  });
+}
+
+bool ReadSchedulingGate(Reader& r, PodSpec* spec) {
+  Seen seen;
+  std::string name;
+  if (!r.Obj([&](std::string_view k) {
+        if (k == "name") return seen.Add(0) && ReadStr(r, &name);
+        return r.Skip();
+      })) {
+    return false;
+  }
+  spec->scheduling_gates.push_back(std::move(name));
+  return true;
+}
+
+bool ReadPodSpec(Reader& r, PodSpec* spec) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "nodeName") return seen.Add(0) && ReadStr(r, &spec->node_name);
+    if (k == "schedulerName") return seen.Add(1) && ReadStr(r, &spec->scheduler_name);
+    if (k == "priority") return seen.Add(2) && ReadOpt<int32_t>(r, &spec->priority, ReadInt32);
+    if (k == "priorityClassName") return seen.Add(3) && ReadStr(r, &spec->priority_class_name);
+    if (k == "containers") return seen.Add(4) && ReadContainers(r, false, &spec->containers);
+    if (k == "initContainers") return seen.Add(5) && ReadContainers(r, true, &spec->init_containers);
+    if (k == "overhead") return seen.Add(6) && ReadResourceList(r, &spec->overhead);
+    if (k == "nodeSelector") return seen.Add(7) && ReadStringMap(r, &spec->node_selector);
+    if (k == "tolerations") {
+      return seen.Add(8) && ReadObjects(r, [&] {
+               Toleration t;
+               if (!ReadToleration(r, &t)) return false;
+               spec->tolerations.push_back(std::move(t));
+               return true;
+             });
+    }
+    if (k == "affinity") return seen.Add(9) && ReadAffinity(r, spec);
+    if (k == "volumes") return seen.Add(10) && ReadObjects(r, [&] { return ReadVolume(r, spec); });
+    if (k == "schedulingGates") return seen.Add(11) && ReadObjects(r, [&] { return ReadSchedulingGate(r, spec); });
+    if (k == "hostNetwork") return seen.Add(12) && ReadBool(r, &spec->host_network);
+    return r.Skip();
+  });
+}
+
+bool ReadPodCondition(Reader& r, PodCondition* cond) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "type") return seen.Add(0) && ReadStr(r, &cond->type);
+    if (k == "status") return seen.Add(1) && ReadStr(r, &cond->status);
+    if (k == "reason") return seen.Add(2) && ReadStr(r, &cond->reason);
+    if (k == "message") return seen.Add(3) && ReadStr(r, &cond->message);
+    if (k == "lastTransitionTime") return seen.Add(4) && ReadTime(r, &cond->last_transition_time);
+    return r.Skip();
+  });
+}
+
+bool ReadPodStatus(Reader& r, PodStatus* st) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "phase") return seen.Add(0) && ReadStr(r, &st->phase);
+    if (k == "conditions") {
+      return seen.Add(1) && ReadObjects(r, [&] {
+               PodCondition cond;
+               if (!ReadPodCondition(r, &cond)) return false;
+               st->conditions.push_back(std::move(cond));
+               return true;
+             });
+    }
+    if (k == "nominatedNodeName") return seen.Add(2) && ReadStr(r, &st->nominated_node_name);
+    if (k == "qosClass") return seen.Add(3) && ReadStr(r, &st->qos_class);
+    if (k == "startTime") return seen.Add(4) && ReadOpt<TimeMs>(r, &st->start_time, ReadTime);
+    return r.Skip();
+  });
+}
+
+// What the reference's Classify() decodes as a Pod.
+bool IsPod(std::string_view kind, std::string_view api_version) {
+  return kind == "Pod" && (api_version == "v1" || api_version.empty());
+}
+
+// A Pod object (alone, a watch event's object or a List item). `kind` and `api_version` start
+// as the defaults a List gives its items.
+bool ReadPodObject(Reader& r, std::string kind, std::string api_version, Pod* pod) {
+  Seen seen;
+  bool committed = false;  // spec or status read: the kind is fixed
+  auto commit = [&] {
+    if (!committed) committed = IsPod(kind, api_version);
+    return committed;
+  };
+  // kind and apiVersion: a string; null or "" keeps the default.
+  auto read_name = [&](std::string* out) {
+    if (committed) return false;
+    if (r.Null()) return true;
+    std::string_view v;
+    if (!r.Value(&v)) return false;
+    if (!v.empty()) out->assign(v);
+    return true;
+  };
+  const bool ok = r.Obj([&](std::string_view k) {
+    if (k == "kind") return seen.Add(0) && read_name(&kind);
+    if (k == "apiVersion") return seen.Add(1) && read_name(&api_version);
+    if (k == "metadata") return seen.Add(2) && !r.Null() && ReadMeta(r, &pod->metadata);
+    if (k == "spec") return seen.Add(3) && commit() && (r.Null() || ReadPodSpec(r, &pod->spec));
+    if (k == "status") return seen.Add(4) && commit() && (r.Null() || ReadPodStatus(r, &pod->status));
+    return r.Skip();
+  });
+  if (!ok || !seen.Has(2) || !commit() || pod->metadata.name.empty()) return false;
+  if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  return true;
+}
+
+// The reference refuses larger documents; a UTF-8 BOM is skipped by nlohmann (left to it).
+bool Acceptable(std::string_view text) {
+  return text.size() <= kMaxDocumentBytes && !(text.size() >= 1 && static_cast<uint8_t>(text[0]) == 0xEF);
+}
+
+template <typename Fn>
+bool Guarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (...) {
+    return false;  // allocation failure: the reference decoder reports it
+  }
+}
+
+}  // namespace
+
+bool FastDecodeObject(std::string_view text, Object* out) {
+  if (!Acceptable(text)) return false;
+  return Guarded([&] {
+    Reader r(text);
+    Pod& pod = out->emplace<Pod>();
+    return ReadPodObject(r, "", "", &pod) && r.AtEnd();
+  });
+}
+
+bool FastDecodeList(std::string_view text, ObjectList* out) {
+  if (!Acceptable(text)) return false;
+  return Guarded([&] {
+    Reader r(text);
+    Seen seen;
+    std::string kind;
+    std::string api_version;
+    const bool ok = r.Obj([&](std::string_view k) {
+      if (k == "kind") {
+        std::string_view v;
+        if (!seen.Add(0) || seen.Has(3) || !r.Value(&v)) return false;
+        kind.assign(v);
+        return kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0;
+      }
+      if (k == "apiVersion") return seen.Add(1) && !seen.Has(3) && ReadStr(r, &api_version);
+      if (k == "metadata") {
+        if (!seen.Add(2)) return false;
+        if (r.Null()) return true;
+        Seen meta_seen;
+        return r.Obj([&](std::string_view mk) {
+          if (mk == "resourceVersion") return meta_seen.Add(0) && ReadStr(r, &out->resource_version);
+          if (mk == "continue") return meta_seen.Add(1) && ReadStr(r, &out->continue_token);
+          return r.Skip();
+        });
+      }
+      if (k == "items") {
+        if (!seen.Add(3) || !seen.Has(0)) return false;
+        if (r.Null()) return true;
+        const std::string default_kind = kind.substr(0, kind.size() - 4);
+        return r.Arr([&] {
+          Pod& pod = std::get<Pod>(out->items.emplace_back(std::in_place_type<Pod>));
+          return ReadPodObject(r, default_kind, api_version, &pod);
+        });
+      }
+      return r.Skip();
+    });
+    if (!ok || !seen.Has(0) || !r.AtEnd()) return false;
+    out->kind = std::move(kind);
+    return true;
+  });
+}
+
+bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
+  if (!Acceptable(text)) return false;
+  return Guarded([&] {
+    Reader r(text);
+    Seen seen;
+    const bool ok = r.Obj([&](std::string_view k) {
+      if (k == "type") {
+        std::string_view v;
+        if (!seen.Add(0) || !r.Value(&v)) return false;
+        // BOOKMARK and ERROR events are rare and decoded differently: left to the reference.
+        if (v == "ADDED") {
+          out->type = WatchEventType::kAdded;
+        } else if (v == "MODIFIED") {
+          out->type = WatchEventType::kModified;
+        } else if (v == "DELETED") {
+          out->type = WatchEventType::kDeleted;
+        } else {
+          return false;
+        }
+        return true;
+      }
+      if (k == "object") {
+        if (!seen.Add(1) || !seen.Has(0)) return false;
+        Pod& pod = std::get<Pod>(out->object.emplace(std::in_place_type<Pod>));
+        return ReadPodObject(r, "", "", &pod);
+      }
+      return r.Skip();
+    });
+    return ok && seen.Has(1) && r.AtEnd();
+  });
+}
+
+}  // namespace volcache::k8s
