@@ -64,7 +64,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
   }
   auto [it, inserted] = tasks_.emplace(task.uid(), task);
   const TaskInfo& t = it->second;
-  status_index_[TaskStatusIndex(t.status)].insert(t.uid());
+  ++status_count_[TaskStatusIndex(t.status)];
   total_request_.Add(t.resreq);
   if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq);
   ++generation_;
@@ -72,10 +72,10 @@ Status JobInfo::AddTask(const TaskInfo& task) {
 }
 
 Status JobInfo::DeleteTask(std::string_view uid) {
-  auto it = tasks_.find(std::string(uid));
+  auto it = tasks_.find(uid);
   if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
   const TaskInfo& t = it->second;
-  status_index_[TaskStatusIndex(t.status)].erase(t.uid());
+  --status_count_[TaskStatusIndex(t.status)];
   total_request_.SubUnchecked(t.resreq);
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq);
   if (auto fe = fit_errors_.find(uid); fe != fit_errors_.end()) fit_errors_.erase(fe);
@@ -85,13 +85,13 @@ Status JobInfo::DeleteTask(std::string_view uid) {
 }
 
 Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
-  auto it = tasks_.find(std::string(uid));
+  auto it = tasks_.find(uid);
   if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
   TaskInfo& t = it->second;
   const bool was_allocated = IsAllocatedStatus(t.status);
   const bool now_allocated = IsAllocatedStatus(status);
-  status_index_[TaskStatusIndex(t.status)].erase(t.uid());
-  status_index_[TaskStatusIndex(status)].insert(t.uid());
+  --status_count_[TaskStatusIndex(t.status)];
+  ++status_count_[TaskStatusIndex(status)];
   if (was_allocated && !now_allocated) allocated_.SubUnchecked(t.resreq);
   if (!was_allocated && now_allocated) allocated_.Add(t.resreq);
   t.status = status;
@@ -100,15 +100,24 @@ Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
 }
 
 const TaskInfo* JobInfo::FindTask(std::string_view uid) const {
-  auto it = tasks_.find(std::string(uid));
+  auto it = tasks_.find(uid);
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
-const std::unordered_set<std::string>& JobInfo::TasksWithStatus(TaskStatus status) const {
-  return status_index_[TaskStatusIndex(status)];
+std::vector<const TaskInfo*> JobInfo::TasksWithStatus(TaskStatus status) const {
+  std::vector<const TaskInfo*> out;
+  const int32_t n = status_count_[TaskStatusIndex(status)];
+  if (n == 0) return out;
+  out.reserve(static_cast<size_t>(n));
+  for (const auto& [_, t] : tasks_) {
+    if (t.status == status) out.push_back(&t);
+  }
+  return out;
 }
 
-size_t JobInfo::CountWithStatus(TaskStatus status) const { return TasksWithStatus(status).size(); }
+size_t JobInfo::CountWithStatus(TaskStatus status) const {
+  return static_cast<size_t>(status_count_[TaskStatusIndex(status)]);
+}
 
 int32_t JobInfo::ReadyTaskNum() const {
   size_t n = 0;
@@ -129,7 +138,7 @@ int32_t JobInfo::ValidTaskNum() const {
     const TaskStatus s = TaskStatusFromIndex(i);
     if (IsAllocatedStatus(s) || s == TaskStatus::kSucceeded || s == TaskStatus::kPipelined ||
         s == TaskStatus::kPending) {
-      n += status_index_[i].size();
+      n += static_cast<size_t>(status_count_[i]);
     }
   }
   return static_cast<int32_t>(n);
@@ -137,8 +146,9 @@ int32_t JobInfo::ValidTaskNum() const {
 
 int32_t JobInfo::PendingBestEffortTaskNum() const {
   int32_t n = 0;
-  for (const std::string& uid : TasksWithStatus(TaskStatus::kPending)) {
-    if (tasks_.at(uid).best_effort) ++n;
+  if (status_count_[TaskStatusIndex(TaskStatus::kPending)] == 0) return 0;
+  for (const auto& [_, t] : tasks_) {
+    if (t.status == TaskStatus::kPending && t.best_effort) ++n;
   }
   return n;
 }
@@ -158,7 +168,7 @@ bool JobInfo::IsPending() const {
 }
 
 void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
-  if (tasks_.find(std::string(uid)) == tasks_.end()) return;
+  if (tasks_.find(uid) == tasks_.end()) return;
   if (auto it = fit_errors_.find(uid); it != fit_errors_.end()) {
     it->second = std::move(reason);
   } else {
@@ -172,17 +182,16 @@ std::string JobInfo::FitError() const {
   // minAvailable.
   std::map<std::string, int64_t, std::less<>> reasons;
   for (int i = 0; i < kTaskStatusCount; ++i) {
-    if (!status_index_[i].empty()) {
-      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] +=
-          static_cast<int64_t>(status_index_[i].size());
+    if (status_count_[i] != 0) {
+      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] += status_count_[i];
     }
   }
   reasons["minAvailable"] = min_available_;
   std::string msg = fmt::format("{}, {}", kPodGroupNotReady, SortedHistogram(reasons));
 
   reasons.clear();
-  for (const std::string& uid : TasksWithStatus(TaskStatus::kPending)) {
-    auto it = fit_errors_.find(uid);
+  for (const TaskInfo* t : TasksWithStatus(TaskStatus::kPending)) {
+    auto it = fit_errors_.find(t->uid());
     if (it == fit_errors_.end()) {
       ++reasons[std::string(kUndetermined)];
     } else {

@@ -14,11 +14,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "api/k8s/objects.h"
 #include "api/resource.h"
 #include "api/status.h"
+#include "api/string_map.h"
 #include "api/task_info.h"
 #include "api/task_status.h"
 
@@ -59,10 +60,12 @@ class JobInfo {
   // PodGroup status.phase, "" when no PodGroup.
   const std::string& pod_group_phase() const;
 
-  const std::unordered_map<std::string, TaskInfo>& tasks() const { return tasks_; }
+  // Tasks by uid.
+  const StringHashMap<TaskInfo>& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view uid) const;
-  // uids of tasks in `status`.
-  const std::unordered_set<std::string>& TasksWithStatus(TaskStatus status) const;
+  // The tasks in `status` (a scan of tasks(); jobs keep counts per status, not per-status
+  // sets of uids, which cost more memory than the tasks' own entries).
+  std::vector<const TaskInfo*> TasksWithStatus(TaskStatus status) const;
   size_t CountWithStatus(TaskStatus status) const;
 
   const Resource& allocated() const { return allocated_; }
@@ -98,8 +101,8 @@ class JobInfo {
   Resource min_resources_;
   k8s::TimeMs creation_timestamp_ = 0;
   std::shared_ptr<const k8s::PodGroup> pod_group_;
-  std::unordered_map<std::string, TaskInfo> tasks_;
-  std::array<std::unordered_set<std::string>, kTaskStatusCount> status_index_;
+  StringHashMap<TaskInfo> tasks_;
+  std::array<int32_t, kTaskStatusCount> status_count_{};
   std::map<std::string, std::string, std::less<>> fit_errors_;
   Resource allocated_;
   Resource total_request_;

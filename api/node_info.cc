@@ -244,7 +244,7 @@ Resource NodeInfo::FutureIdle() const {
 }
 
 const TaskInfo* NodeInfo::FindTask(std::string_view key) const {
-  auto it = tasks_.find(std::string(key));
+  auto it = tasks_.find(key);
   return it == tasks_.end() ? nullptr : &it->second;
 }
 

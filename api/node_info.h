@@ -27,6 +27,7 @@
 #include "api/k8s/objects.h"
 #include "api/resource.h"
 #include "api/status.h"
+#include "api/string_map.h"
 #include "api/task_info.h"
 
 namespace volcache {
@@ -95,7 +96,7 @@ class NodeInfo {
   int64_t negative_idle_events() const { return negative_idle_events_; }
 
   // Tasks by "namespace/name".
-  const std::unordered_map<std::string, TaskInfo>& tasks() const { return tasks_; }
+  const StringHashMap<TaskInfo>& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view key) const;
 
   // Image name → state (from the Node object's status.images).
@@ -127,7 +128,7 @@ class NodeInfo {
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
-  std::unordered_map<std::string, TaskInfo> tasks_;
+  StringHashMap<TaskInfo> tasks_;
   std::unordered_map<std::string, ImageState> images_;
   uint64_t generation_ = 0;
 };

@@ -16,6 +16,7 @@
 
 #include "api/check.h"
 #include "api/resource_list.h"
+#include "api/string_map.h"
 #include "cache/scheduler_cache.h"
 #include "workers/work_queue.h"
 
@@ -46,10 +47,17 @@ using cache_internal::SplitKey;
 // then never mutated again: the cache writes to a fresh copy (copy-on-write).
 template <typename T>
 struct Slot {
+  // An entry of the most-recently-changed list: the slot and its key in the cache's map
+  // (unordered_map elements never move), so an incremental snapshot walks the list without
+  // hashing names.
+  struct MruRef {
+    const std::string* key;
+    Slot* slot;
+  };
   std::shared_ptr<T> info;
   bool published = false;
   uint64_t gen = 0;
-  std::list<std::string>::iterator mru;
+  typename std::list<MruRef>::iterator mru;
 };
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
@@ -57,9 +65,12 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
   std::string pg_uid;  // UID of the current or last PodGroup ("" if never had one)
 };
 
+// Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared
+// TaskMeta rather than copied (two strings per task less).
 struct TaskLoc {
-  std::string uid;
-  JobId job;  // "" → the task lives in `jobless`
+  std::shared_ptr<const TaskMeta> meta;
+  const std::string& uid() const { return meta->uid; }
+  const JobId& job() const { return meta->job; }
 };
 
 struct AssumedEntry {
@@ -83,8 +94,8 @@ struct SchedulerCache::Impl {
   // ---- everything below is guarded by mu ----
   std::unordered_map<std::string, NodeSlot> nodes;
   std::unordered_map<JobId, JobSlot> jobs;
-  std::list<std::string> node_mru;  // front = most recently changed
-  std::list<std::string> job_mru;
+  std::list<Slot<NodeInfo>::MruRef> node_mru;  // front = most recently changed
+  std::list<Slot<JobInfo>::MruRef> job_mru;
   struct Removal {
     bool is_node;
     std::string key;
@@ -100,7 +111,7 @@ struct SchedulerCache::Impl {
   std::string global_default_class;
   int32_t default_priority = 0;
   std::map<std::string, std::map<std::string, QuotaEntry>, std::less<>> quotas;  // ns → name → entry
-  std::unordered_map<std::string, TaskLoc> task_index;  // "ns/name" → location
+  StringHashMap<TaskLoc> task_index;  // "ns/name" → location
   std::unordered_map<std::string, TaskInfo> jobless;    // "ns/name" → task of no job
   std::unordered_map<std::string, AssumedEntry> assumed;
   std::vector<EvictionRequest> evictions;
@@ -133,21 +144,23 @@ struct SchedulerCache::Impl {
   }
 
   NodeSlot& CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) {
-    NodeSlot& s = nodes[name];
+    auto entry = nodes.try_emplace(name).first;
+    NodeSlot& s = entry->second;
     s.info = std::move(info);
     s.gen = NextGen();
     s.info->set_generation(s.gen);
-    node_mru.push_front(name);
+    node_mru.push_front({&entry->first, &s});
     s.mru = node_mru.begin();
     return s;
   }
 
   JobSlot& CreateJobSlot(const JobId& id) {
-    JobSlot& s = jobs[id];
+    auto entry = jobs.try_emplace(id).first;
+    JobSlot& s = entry->second;
     s.info = std::make_shared<JobInfo>(id);
     s.gen = NextGen();
     s.info->set_generation(s.gen);
-    job_mru.push_front(id);
+    job_mru.push_front({&entry->first, &s});
     s.mru = job_mru.begin();
     return s;
   }
@@ -190,13 +203,13 @@ struct SchedulerCache::Impl {
   const TaskInfo* FindTask(const std::string& key) const {
     auto it = task_index.find(key);
     if (it == task_index.end()) return nullptr;
-    if (it->second.job.empty()) {
+    if (it->second.job().empty()) {
       auto j = jobless.find(key);
       return j == jobless.end() ? nullptr : &j->second;
     }
-    auto j = jobs.find(it->second.job);
+    auto j = jobs.find(it->second.job());
     if (j == jobs.end()) return nullptr;
-    return j->second.info->FindTask(it->second.uid);
+    return j->second.info->FindTask(it->second.uid());
   }
 
   // Checks that AddTaskLocked(task) cannot fail. `replacing_key` names a task that will be
@@ -239,7 +252,7 @@ struct SchedulerCache::Impl {
       Status s = WritableJob(js).AddTask(task);
       VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
     }
-    task_index[task.key()] = TaskLoc{task.uid(), task.job()};
+    task_index[task.key()] = TaskLoc{task.meta};
   }
 
   // Removes a cached task (by key) from its node, its job and the assumed set. Never fails
@@ -259,10 +272,10 @@ struct SchedulerCache::Impl {
         if (node.is_placeholder() && node.tasks().empty()) EraseNodeSlot(task.node_name);
       }
     }
-    if (it->second.job.empty()) {
+    if (it->second.job().empty()) {
       jobless.erase(key);
     } else {
-      auto j = jobs.find(it->second.job);
+      auto j = jobs.find(it->second.job());
       VC_CHECK(j != jobs.end(), "job of task " + key + " missing");
       JobInfo& job = WritableJob(j->second);
       Status s = job.DeleteTask(task.uid());
@@ -278,7 +291,7 @@ struct SchedulerCache::Impl {
   // Replaces the cached task `key` by `task` (remove + add, all-or-nothing).
   Status ReplaceTaskLocked(const std::string& key, const TaskInfo& task) {
     VC_RETURN_IF_ERROR(CheckCanAdd(task, task.key() == key));
-    const JobId old_job = task_index.at(key).job;
+    const JobId old_job = task_index.at(key).job();
     // Not queued on removal: within the same job the task comes straight back.
     RemoveTaskLocked(key, /*queue_empty_job=*/false);
     AddTaskLocked(task);
@@ -503,51 +516,67 @@ struct SchedulerCache::Impl {
   // Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
   // the snapshot's nodes instead (rare: only on allocatable changes and node removals).
   bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount, Retired* retired) {
+    auto it = nodes.find(name);
+    return RefreshNode(snap, name, it == nodes.end() ? nullptr : &it->second, total, recount, retired);
+  }
+
+  // `slot`: the cache's slot for `name`, null when the cache no longer has the node.
+  bool RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total, bool* recount,
+                   Retired* retired) {
     using B = ClusterInfo::Builder;
     auto& nmap = B::nodes(*snap);
     auto old = nmap.find(name);
     bool had = old != nmap.end();
-    auto it = nodes.find(name);
-    bool include = it != nodes.end() && it->second.info->Ready();
+    bool include = slot != nullptr && slot->info->Ready();
     if (had) {
-      if (!include || !(old->second->allocatable() == it->second.info->allocatable())) *recount = true;
-    } else if (include) {
-      total->Add(it->second.info->allocatable());
-    }
-    if (include) {
-      Publish(it->second);
-      if (had) {
-        if (old->second != it->second.info) retired->push_back(std::move(old->second));
-        old->second = it->second.info;
-      } else {
-        nmap.emplace(name, it->second.info);
+      if (!include || (old->second != slot->info && !(old->second->allocatable() == slot->info->allocatable()))) {
+        *recount = true;
       }
-      if (it->second.info->revocable_zone().empty()) {
-        B::revocable_nodes(*snap).erase(name);
+    } else if (include) {
+      total->Add(slot->info->allocatable());
+    }
+    auto& revocable = B::revocable_nodes(*snap);
+    if (include) {
+      Publish(*slot);
+      if (had) {
+        if (old->second != slot->info) {
+          retired->push_back(std::move(old->second));
+          old->second = slot->info;
+        }
       } else {
-        B::revocable_nodes(*snap).insert(name);
+        nmap.emplace(name, slot->info);
+      }
+      if (!slot->info->revocable_zone().empty()) {
+        revocable.insert(name);
+      } else if (!revocable.empty()) {
+        revocable.erase(name);
       }
     } else {
       if (had) {
         retired->push_back(std::move(old->second));
         nmap.erase(old);
       }
-      B::revocable_nodes(*snap).erase(name);
+      if (!revocable.empty()) revocable.erase(name);
     }
     return had != include;
   }
 
   void RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) {
-    auto& jmap = ClusterInfo::Builder::jobs(*snap);
     auto it = jobs.find(id);
+    RefreshJob(snap, id, it == jobs.end() ? nullptr : &it->second, retired);
+  }
+
+  // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
+  void RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot, Retired* retired) {
+    auto& jmap = ClusterInfo::Builder::jobs(*snap);
     auto cur = jmap.find(id);
-    if (it != jobs.end() && IncludeJob(*it->second.info)) {
-      Publish(it->second);
+    if (slot != nullptr && IncludeJob(*slot->info)) {
+      Publish(*slot);
       if (cur == jmap.end()) {
-        jmap.emplace(id, it->second.info);
-      } else if (cur->second != it->second.info) {
+        jmap.emplace(id, slot->info);
+      } else if (cur->second != slot->info) {
         retired->push_back(std::move(cur->second));
-        cur->second = it->second.info;
+        cur->second = slot->info;
       }
     } else if (cur != jmap.end()) {
       retired->push_back(std::move(cur->second));
@@ -603,14 +632,13 @@ struct SchedulerCache::Impl {
       }
     }
     // 3. Objects changed since, most recent first, stopping at the first unchanged one.
-    for (const std::string& name : node_mru) {
-      const NodeSlot& s = nodes.at(name);
-      if (s.gen <= since) break;
-      membership_changed |= RefreshNode(snap, name, &total, &recount_total, retired);
+    for (const auto& ref : node_mru) {
+      if (ref.slot->gen <= since) break;
+      membership_changed |= RefreshNode(snap, *ref.key, ref.slot, &total, &recount_total, retired);
     }
-    for (const JobId& id : job_mru) {
-      if (jobs.at(id).gen <= since) break;
-      RefreshJob(snap, id, retired);
+    for (const auto& ref : job_mru) {
+      if (ref.slot->gen <= since) break;
+      RefreshJob(snap, *ref.key, ref.slot, retired);
     }
     if (recount_total) {
       total = Resource();

@@ -192,7 +192,7 @@ Status SchedulerCache::CheckInvariants() const {
   auto check_task = [&](const std::string& where, const TaskInfo& t) {
     ++indexed;
     auto loc = m.task_index.find(t.key());
-    if (loc == m.task_index.end() || loc->second.uid != t.uid() || loc->second.job != t.job()) {
+    if (loc == m.task_index.end() || loc->second.uid() != t.uid() || loc->second.job() != t.job()) {
       v.push_back("task " + t.key() + " in " + where + " is not indexed");
     }
     if (t.node_name.empty() || IsTerminatedStatus(t.status)) return;

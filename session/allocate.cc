@@ -331,9 +331,8 @@ class Allocator {
       q.request.Add(allocated);
 
       std::vector<const TaskInfo*> pending;
-      for (const std::string& uid : job.TasksWithStatus(TaskStatus::kPending)) {
-        const TaskInfo* t = job.FindTask(uid);
-        if (t != nullptr && !t->scheduling_gated) pending.push_back(t);
+      for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) {
+        if (!t->scheduling_gated) pending.push_back(t);
       }
       if (pending.empty()) continue;
       std::sort(pending.begin(), pending.end(), [](const TaskInfo* a, const TaskInfo* b) {

@@ -261,8 +261,13 @@ TEST(JobInfoTest, AllocatedAndTotalRequestFollowEveryOperation) {
   EXPECT_EQ(job.allocated().Get("nvidia.com/gpu"), 1000);
   EXPECT_EQ(job.allocated().Get("pods"), 2);
 
-  EXPECT_THAT(job.TasksWithStatus(S::kPending), UnorderedElementsAre("uid-a"));
-  EXPECT_THAT(job.TasksWithStatus(S::kRunning), UnorderedElementsAre("uid-b"));
+  auto uids = [&](S status) {
+    std::vector<std::string> out;
+    for (const TaskInfo* t : job.TasksWithStatus(status)) out.push_back(t->uid());
+    return out;
+  };
+  EXPECT_THAT(uids(S::kPending), UnorderedElementsAre("uid-a"));
+  EXPECT_THAT(uids(S::kRunning), UnorderedElementsAre("uid-b"));
   EXPECT_EQ(job.CountWithStatus(S::kBinding), 1u);
   EXPECT_EQ(job.CountWithStatus(S::kBound), 0u);
 

@@ -57,7 +57,7 @@ int Steps(int default_steps) {
   return default_steps;
 }
 
-std::string DescribeTasks(const std::unordered_map<std::string, TaskInfo>& tasks) {
+std::string DescribeTasks(const StringHashMap<TaskInfo>& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
     out.push_back(k + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" + t.node_name + ":" +
