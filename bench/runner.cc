@@ -1,12 +1,15 @@
 #include "bench/runner.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <random>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "api/k8s/decode.h"
 #include "bench/workload.h"
@@ -17,6 +20,11 @@
 #include "session/scheduler.h"
 #include "sim/workload.h"
 #include "workers/clock.h"
+#ifdef VOLCACHE_BENCH_KUBE
+#include "bench/loopback_binding_server.h"
+#include "kube/rest_client.h"
+#include "kube/rest_writers.h"
+#endif
 
 namespace volcache::bench {
 
@@ -259,14 +267,16 @@ std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
 // bind and end-to-end measurements' rig.
 struct ThreadedRig {
   ObjectStoreSource source;
-  InstantBinder binder;
+  InstantBinder instant;
   std::unique_ptr<CacheRuntime> rt;
 
-  Status Load(const Workload& w, int threads) {
+  // `binder` (borrowed, outlives the rig) replaces the instant binder when non-null.
+  Status Load(const Workload& w, int threads, Binder* binder = nullptr) {
     RuntimeOptions ro;
     ro.dispatch_threads = std::max(1, threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads);
     ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
-    rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, &binder, nullptr, nullptr, nullptr);
+    rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, binder ? binder : &instant, nullptr,
+                                        nullptr, nullptr);
     return LoadWorkload(w, &source, &rt->cache()).WithPrefix("loading the workload");
   }
   // Until `n` bind outcomes (success or failure) have been handled.
@@ -277,9 +287,134 @@ struct ThreadedRig {
   }
 };
 
-int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
-  const int runs = std::max(3, o.runs / 3);
-  // AddBindTask alone: the assume step on the cache, calls/s.
+// Pushes every planned bind through rt.AddBindTask (GetTask → BindContext), as a session's
+// commit does. Returns the first refusal.
+Status PushPlan(CacheRuntime& rt, const std::vector<Placement>& plan) {
+  for (const auto& p : plan) {
+    auto ctx = std::make_unique<BindContext>();
+    auto task = rt.cache().GetTask(p.task);
+    if (!task.ok()) return task.status();
+    ctx->task = std::move(*task);
+    ctx->node_name = p.node;
+    VC_RETURN_IF_ERROR(rt.AddBindTask(std::move(ctx)));
+  }
+  return Status::Ok();
+}
+
+#ifdef VOLCACHE_BENCH_KUBE
+// The pipeline with the REST binder: AddBindTask → BindFlowChannel → 20 ms tick → batches on
+// the dispatch pool → kube::RestBinder → kube::RestClient (keep-alive pool, QPS limiter set
+// to 1,000,000 so that it never throttles) → POST …/pods/{name}/binding over loopback HTTP to
+// an in-process server → FinishBinding. Timed from the first push until the last outcome.
+// Every run then checks that the server received each planned binding exactly once, for the
+// planned node, and — after confirming them as the watch would (pod update with nodeName,
+// untimed) — that every task is Bound on its node in the cache.
+int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::ostream& out, std::ostream& err) {
+  constexpr double kQps = 1e6;
+  const int dispatch = o.threads > 0 ? o.threads : RuntimeOptions{}.dispatch_threads;  // serve's default
+  kube::RestBinderOptions bopts;
+  if (o.bind_concurrency > 0) bopts.max_in_flight = static_cast<size_t>(o.bind_concurrency);
+  std::unordered_map<std::string, k8s::PodPtr> pods;
+  for (const auto& p : w.pods) pods.emplace(p->metadata.namespace_ + "/" + p->metadata.name, p);
+  std::vector<double> per_s;
+  size_t planned = 0;
+  kube::RestClientStats last{};
+  for (int r = 0; r < runs; ++r) {
+    // Declared before the rig: destroyed after the runtime that borrows them.
+    LoopbackBindingServer server(static_cast<int>(bopts.max_in_flight) + 16);
+    if (Status s = server.Start(); !s.ok()) {
+      err << s.ToString() << "\n";
+      return 1;
+    }
+    kube::KubeConfig config;
+    config.server = server.url();
+    kube::RestClientOptions copts;
+    copts.qps = kQps;
+    copts.burst = static_cast<int>(kQps);
+    copts.max_idle_connections = std::max(copts.max_idle_connections, bopts.max_in_flight);
+    auto client = kube::RestClient::Create(config, copts);
+    if (!client.ok()) {
+      err << client.status().ToString() << "\n";
+      return 1;
+    }
+    kube::RestBinder binder(client->get(), bopts);
+    ThreadedRig rig;
+    if (Status s = rig.Load(w, dispatch, &binder); !s.ok()) {
+      err << s.ToString() << "\n";
+      return 1;
+    }
+    CacheRuntime& rt = *rig.rt;
+    auto plan = PlanBinds(*rt.cache().Snapshot());
+    planned = plan.size();
+    rt.Run();
+    auto t0 = Clk::now();
+    if (Status s = PushPlan(rt, plan); !s.ok()) {
+      err << s.ToString() << "\n";
+      return 1;
+    }
+    rig.WaitForOutcomes(plan.size());
+    per_s.push_back(static_cast<double>(plan.size()) / (MsSince(t0) / 1000.0));
+    rt.Stop();
+    last = (*client)->stats();
+
+    // Every bind accounted for: succeeded in the runtime, received once by the server, for
+    // the planned node, and Bound there in the cache once confirmed.
+    std::vector<std::string> errors;
+    const auto counters = rt.counters();
+    if (counters.binds_succeeded != plan.size() || counters.binds_failed != 0) {
+      errors.push_back(fmt::format("{} binds succeeded and {} failed of {}", counters.binds_succeeded,
+                                   counters.binds_failed, plan.size()));
+    }
+    auto received = server.TakeBindings();
+    if (received.size() != plan.size()) {
+      errors.push_back(fmt::format("the server received bindings for {} pods, {} planned", received.size(), plan.size()));
+    }
+    if (server.bad_requests() != 0) errors.push_back(fmt::format("{} bad requests", server.bad_requests()));
+    if (last.requests != plan.size()) {
+      errors.push_back(fmt::format("{} requests sent for {} binds", last.requests, plan.size()));
+    }
+    for (const auto& p : plan) {
+      auto it = received.find(p.task);
+      if (it == received.end() || it->second.count != 1 || it->second.node != p.node) {
+        errors.push_back(it == received.end() ? p.task + ": no binding received"
+                                              : fmt::format("{}: {} bindings received, last to {}, planned {}", p.task,
+                                                            it->second.count, it->second.node, p.node));
+        continue;
+      }
+      const k8s::PodPtr& old_pod = pods.at(p.task);
+      auto bound = std::make_shared<k8s::Pod>(*old_pod);
+      bound->spec.node_name = p.node;
+      bound->metadata.resource_version = "2";
+      if (Status s = rt.cache().UpdatePod(old_pod, bound); !s.ok()) errors.push_back(s.ToString());
+      auto task = rt.cache().GetTask(p.task);
+      if (!task.ok() || task->status != TaskStatus::kBound || task->node_name != p.node) {
+        errors.push_back(p.task + ": not Bound on " + p.node + " in the cache");
+      }
+      if (errors.size() > 20) break;
+    }
+    if (Status s = rt.cache().CheckInvariants(); !s.ok()) errors.push_back(s.ToString());
+    if (!errors.empty()) {
+      err << "bench bind rest_loopback: run " << r << ": NOT every bind accounted for:\n";
+      for (const auto& e : errors) err << "  " << e << "\n";
+      return 1;
+    }
+  }
+  auto j = Line("bind", "rest_loopback", o);
+  j["binds"] = planned;
+  j["runs"] = runs;
+  j["batch_bind_num"] = BindFlowOptionsFromEnv(BindFlowOptions{}).batch_size;
+  j["dispatch_threads"] = dispatch;
+  j["bind_concurrency"] = bopts.max_in_flight;
+  j["kube_api_qps"] = kQps;
+  j["connections"] = last.connections;
+  j["per_s"] = Stats(per_s);
+  out << j.dump() << std::endl;
+  return 0;
+}
+#endif
+
+// AddBindTask alone: the assume step on the cache, calls/s.
+int BindAssume(const BenchOptions& o, const Workload& w, int runs, std::ostream& out, std::ostream& err) {
   std::vector<double> assume_per_s;
   size_t planned = 0;
   for (int r = 0; r < runs; ++r) {
@@ -302,10 +437,14 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
   j["runs"] = runs;
   j["per_s"] = Stats(assume_per_s);
   out << j.dump() << std::endl;
+  return 0;
+}
 
-  // The whole pipeline on real threads and the real clock: AddBindTask → BindFlowChannel →
-  // 20 ms tick → batches → instant binder → FinishBinding + Scheduled event.
+// The whole pipeline on real threads and the real clock: AddBindTask → BindFlowChannel →
+// 20 ms tick → batches → instant binder → FinishBinding + Scheduled event.
+int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std::ostream& out, std::ostream& err) {
   std::vector<double> flow_per_s;
+  size_t planned = 0;
   BindFlow::Stats last{};
   for (int r = 0; r < runs; ++r) {
     ThreadedRig rig;
@@ -315,22 +454,12 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
     }
     CacheRuntime& rt = *rig.rt;
     auto plan = PlanBinds(*rt.cache().Snapshot());
+    planned = plan.size();
     rt.Run();
     auto t0 = Clk::now();
-    for (const auto& p : plan) {
-      auto ctx = std::make_unique<BindContext>();
-      auto task = rt.cache().GetTask(p.task);
-      if (!task.ok()) {
-        err << task.status().ToString() << "\n";
-        return 1;
-      }
-      ctx->task = std::move(*task);
-      ctx->node_name = p.node;
-      Status a = rt.AddBindTask(std::move(ctx));
-      if (!a.ok()) {
-        err << a.ToString() << "\n";
-        return 1;
-      }
+    if (Status s = PushPlan(rt, plan); !s.ok()) {
+      err << s.ToString() << "\n";
+      return 1;
     }
     rig.WaitForOutcomes(plan.size());
     flow_per_s.push_back(static_cast<double>(plan.size()) / (MsSince(t0) / 1000.0));
@@ -348,6 +477,32 @@ int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostre
   jf["per_s"] = Stats(flow_per_s);
   jf["batches"] = last.batches;
   out << jf.dump() << std::endl;
+  return 0;
+}
+
+int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
+  const int runs = std::max(3, o.runs / 3);
+  const auto wanted = [&](std::string_view mode) { return o.mode.empty() || o.mode == mode; };
+  if (!o.mode.empty() && o.mode != "add_bind_task" && o.mode != "pipeline_instant" && o.mode != "rest_loopback") {
+    err << "bench bind: unknown --mode " << o.mode << " (add_bind_task, pipeline_instant, rest_loopback)\n";
+    return 2;
+  }
+  if (wanted("add_bind_task")) {
+    if (int rc = BindAssume(o, w, runs, out, err); rc != 0) return rc;
+  }
+  if (wanted("pipeline_instant")) {
+    if (int rc = BindPipelineInstant(o, w, runs, out, err); rc != 0) return rc;
+  }
+  if (wanted("rest_loopback")) {
+#ifdef VOLCACHE_BENCH_KUBE
+    return BindRestLoopback(o, w, runs, out, err);
+#else
+    if (!o.mode.empty()) {
+      err << "bench bind: rest_loopback needs the Kubernetes connector (kube/), not in this build\n";
+      return 2;
+    }
+#endif
+  }
   return 0;
 }
 

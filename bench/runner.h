@@ -14,6 +14,10 @@ struct BenchOptions {
   int threads = 0;        // 0 = hardware concurrency
   int runs = 11;
   double churn = 0.01;
+  // bind: only this measurement (add_bind_task | pipeline_instant | rest_loopback); "" = all.
+  std::string mode;
+  // bind, rest_loopback: the REST binder's bound on binds in flight (0 = its default).
+  int bind_concurrency = 0;
 };
 
 // Returns a process exit code; errors go to `err`.

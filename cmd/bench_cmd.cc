@@ -17,6 +17,9 @@ CommandRunner AddBench(CLI::App& sub) {
   sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
   sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
   sub.add_option("--churn", opts->churn, "share of tasks and nodes changed between incremental snapshots");
+  sub.add_option("--mode", opts->mode, "bind: only add_bind_task | pipeline_instant | rest_loopback (default: all)");
+  sub.add_option("--bind-concurrency", opts->bind_concurrency,
+                 "bind, rest_loopback: REST binds in flight (0 = the binder's default)");
   auto json_flag = std::make_shared<bool>(true);
   sub.add_flag("--json", *json_flag, "JSON lines output (the only format)");
   return [opts, json_flag] { return bench::RunBench(*opts, std::cout, std::cerr); };

@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string context;
   double qps = 2000;
   int burst = 2000;
+  int bind_concurrency = static_cast<int>(kube::RestBinderOptions{}.max_in_flight);
   std::string scheduler_name = "volcano";
   std::string default_queue = "default";
   int node_worker_threads = 20;
@@ -78,6 +79,10 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--context", f->context, "kubeconfig context (default: current-context)");
   sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")->check(CLI::PositiveNumber);
   sub.add_option("--kube-api-burst", f->burst, "client-side burst towards the API server")->check(CLI::PositiveNumber);
+  sub.add_option("--kube-bind-concurrency", f->bind_concurrency,
+                 "pod bindings in flight at once towards the API server (each still counts against --kube-api-qps)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub.add_option("--scheduler-name", f->scheduler_name, "pods of other schedulers count only when bound");
   sub.add_option("--default-queue", f->default_queue, "queue of PodGroups that name none");
   sub.add_option("--node-worker-threads", f->node_worker_threads, "node-sync workers")->check(CLI::PositiveNumber);
@@ -103,6 +108,7 @@ CommandRunner AddServe(CLI::App& sub) {
       return 2;
     }
     opts.connector.use_eviction_api = f->eviction_api;
+    opts.connector.binder.max_in_flight = static_cast<size_t>(f->bind_concurrency);
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
 
     auto period = sim::ParseDuration(f->schedule_period);

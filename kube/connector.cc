@@ -135,7 +135,7 @@ Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions option
     : client_(std::move(client)),
       options_(std::move(options)),
       source_(std::make_unique<Source>(this)),
-      binder_(client_.get()),
+      binder_(client_.get(), options_.binder),
       evictor_(client_.get(), options_.use_eviction_api),
       status_(client_.get()),
       recorder_(client_.get(), options_.event_component) {

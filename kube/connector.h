@@ -41,6 +41,7 @@ struct ConnectorOptions {
   std::string default_queue = "default";
   ReflectorOptions reflector;
   bool use_eviction_api = false;      // --eviction-api
+  RestBinderOptions binder;           // --kube-bind-concurrency
   bool create_default_queues = true;  // root + default on the server
   Duration queue_retry = std::chrono::seconds(1);
   std::string event_component = "volcano";

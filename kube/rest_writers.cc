@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -60,28 +61,178 @@ std::string FormatTimestamp(int64_t ms) {
 
 // --------------------------------------------------------------------------- binder
 
-Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
-  json meta = {{"name", task.name()}, {"namespace", task.namespace_()}};
-  if (!task.uid().empty()) meta["uid"] = task.uid();
-  if (task.meta && task.meta->pod && !task.annotations().empty()) {
-    json ann = json::object();
-    for (const auto& [k, v] : task.annotations()) ann[k] = v;
-    meta["annotations"] = std::move(ann);
+namespace {
+
+// Appends `s` as a JSON string literal: '"', '\' and control characters escaped, valid UTF-8
+// copied as is, every byte of an invalid UTF-8 sequence replaced by U+FFFD (as Go's
+// encoding/json does; nlohmann's dump() would throw instead).
+void AppendJsonString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  auto cont = [&](size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+    return i < n && p[i] >= lo && p[i] <= hi;
+  };
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            out += "\\u00";
+            out.push_back(kHex[c >> 4]);
+            out.push_back(kHex[c & 15]);
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    // The length of a well-formed sequence starting here (RFC 3629), 0 when ill-formed.
+    size_t len = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = cont(i + 1) ? 2 : 0;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;  // no overlong, no surrogate
+      len = cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;  // no overlong, <= U+10FFFF
+      len = cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    }
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.data() + i, len);
+      i += len;
+    }
   }
-  json body = {{"apiVersion", "v1"},
-               {"kind", "Binding"},
-               {"metadata", std::move(meta)},
-               {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  out.push_back('"');
+}
+
+}  // namespace
+
+std::string BindingBody(const TaskInfo& task, const std::string& node) {
+  std::string out;
+  out.reserve(256);
+  out += R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
+  AppendJsonString(out, task.name());
+  out += R"(,"namespace":)";
+  AppendJsonString(out, task.namespace_());
+  if (!task.uid().empty()) {
+    out += R"(,"uid":)";
+    AppendJsonString(out, task.uid());
+  }
+  if (task.meta && task.meta->pod && !task.annotations().empty()) {
+    out += R"(,"annotations":{)";
+    bool first = true;
+    for (const auto& [k, v] : task.annotations()) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendJsonString(out, k);
+      out.push_back(':');
+      AppendJsonString(out, v);
+    }
+    out.push_back('}');
+  }
+  out += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)";
+  AppendJsonString(out, node);
+  out += "}}";
+  return out;
+}
+
+Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
   const std::string path = ObjectPath(ResourceKind::kPods, task.namespace_(), task.name()) + "/binding";
-  auto resp = client_->Do("POST", path, body.dump());
+  auto resp = client_->Do("POST", path, BindingBody(task, node));
+  if (resp.ok() && resp->status >= 200 && resp->status < 300) return Status::Ok();
   return Check(resp, fmt::format("bind {} to {}", task.key(), node), /*gone_ok=*/false);
 }
 
+// A Bind() call in progress. Lives on the caller's stack; in waiting_ while it has unclaimed
+// bindings. `results[i]` is written by the thread that ran binding i, before it takes mu_ to
+// count it done; the caller reads the results after seeing done == size under mu_.
+struct RestBinder::Batch {
+  const std::vector<BindContext*>* contexts;
+  std::vector<Status> results;
+  size_t next = 0;  // guarded by mu_: the first unclaimed binding
+  size_t done = 0;  // guarded by mu_: bindings answered
+  std::condition_variable done_cv;  // done == size
+};
+
+RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
+    : client_(client), max_in_flight_(std::max<size_t>(1, options.max_in_flight)), free_slots_(max_in_flight_) {
+  workers_.reserve(max_in_flight_);
+  for (size_t i = 0; i < max_in_flight_; ++i) workers_.emplace_back([this] { Work(); });
+}
+
+RestBinder::~RestBinder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+size_t RestBinder::ClaimLocked(Batch* b) {
+  const size_t i = b->next++;
+  if (b->next == b->contexts->size()) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), b));
+  --free_slots_;
+  return i;
+}
+
+void RestBinder::RunClaimed(std::unique_lock<std::mutex>& lock, Batch* b, size_t i) {
+  lock.unlock();
+  const BindContext& ctx = *(*b->contexts)[i];
+  b->results[i] = BindOne(ctx.task, ctx.node_name);
+  lock.lock();
+  ++free_slots_;
+  if (++b->done == b->contexts->size()) b->done_cv.notify_one();
+}
+
+void RestBinder::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stopping_ || (!waiting_.empty() && free_slots_ > 0); });
+    if (stopping_) return;  // no Bind() is running (destructor contract): nothing is waiting
+    Batch* b = waiting_.front();
+    RunClaimed(lock, b, ClaimLocked(b));
+  }
+}
+
 std::vector<Status> RestBinder::Bind(const std::vector<BindContext*>& batch) {
-  std::vector<Status> out;
-  out.reserve(batch.size());
-  for (BindContext* ctx : batch) out.push_back(BindOne(ctx->task, ctx->node_name));
-  return out;
+  const size_t n = batch.size();
+  if (n == 0) return {};
+  Batch b;
+  b.contexts = &batch;
+  b.results.resize(n);
+  std::unique_lock<std::mutex> lock(mu_);
+  waiting_.push_back(&b);
+  // This thread takes a binding itself when a slot is free; workers take the others.
+  const size_t helpers = std::min(n - 1, free_slots_ > 0 ? free_slots_ - 1 : 0);
+  for (size_t k = 0; k < helpers; ++k) work_cv_.notify_one();
+  for (;;) {
+    if (b.next < n && free_slots_ > 0) {
+      RunClaimed(lock, &b, ClaimLocked(&b));
+      continue;
+    }
+    // This thread takes no further binding: the slot it freed goes to a worker (for this
+    // batch's rest or another batch). A worker that frees a slot takes the next binding itself.
+    if (!waiting_.empty() && free_slots_ > 0) work_cv_.notify_one();
+    if (b.done == n) break;
+    b.done_cv.wait(lock, [&] { return b.done == n; });
+  }
+  return std::move(b.results);
 }
 
 // -------------------------------------------------------------------------- evictor

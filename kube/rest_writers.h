@@ -16,7 +16,8 @@
 // succeed: there is nothing left to write.
 //
 // Thread-safety: all classes are safe for concurrent use; they borrow the RestClient,
-// which must outlive them.
+// which must outlive them. RestBinder owns `max_in_flight` worker threads (started by the
+// constructor, joined by the destructor) that carry the bindings of concurrent batches.
 
 #include <atomic>
 #include <condition_variable>
@@ -34,15 +35,45 @@
 
 namespace volcache::kube {
 
+struct RestBinderOptions {
+  // Bindings in flight at once, over all batches (--kube-bind-concurrency), >= 1. The
+  // default matches RestClientOptions::max_idle_connections: every binding in flight can
+  // reuse a keep-alive connection.
+  size_t max_in_flight = 16;
+};
+
 class RestBinder final : public Binder {
  public:
-  explicit RestBinder(RestClient* client) : client_(client) {}
+  explicit RestBinder(RestClient* client, RestBinderOptions options = {});
+  ~RestBinder() override;  // joins the workers; no Bind() may be running
+  RestBinder(const RestBinder&) = delete;
+  RestBinder& operator=(const RestBinder&) = delete;
+
+  // The batch's bindings go out concurrently — on the calling thread and the binder's
+  // workers, at most `max_in_flight` at once over every Bind() call in progress, in batch
+  // order — each through RestClient::Do (its QPS limit applies to each one). Returns one
+  // Status per context, in batch order, once all of them have an answer.
   std::vector<Status> Bind(const std::vector<BindContext*>& batch) override;
-  // One binding (exposed for tests and tools).
+  // One binding on the calling thread (exposed for tests and tools; not counted against
+  // `max_in_flight`).
   Status BindOne(const TaskInfo& task, const std::string& node);
 
  private:
+  struct Batch;  // one Bind() call in progress
+  void Work();   // a worker thread
+  // Claims `b`'s next unclaimed binding and a slot (requires both); returns its index.
+  size_t ClaimLocked(Batch* b);
+  // Runs binding `i` of `b` with mu_ released, then hands back its slot.
+  void RunClaimed(std::unique_lock<std::mutex>& lock, Batch* b, size_t i);
+
   RestClient* client_;
+  const size_t max_in_flight_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // workers: a binding waits for a free slot, or stopping_
+  std::deque<Batch*> waiting_;       // guarded by mu_; batches with unclaimed bindings, oldest first
+  size_t free_slots_;                // guarded by mu_; max_in_flight_ minus bindings in flight
+  bool stopping_ = false;            // guarded by mu_
+  std::vector<std::thread> workers_; // max_in_flight_ of them
 };
 
 class RestEvictor final : public Evictor {
@@ -102,6 +133,11 @@ class RestEventRecorder final : public EventRecorder {
   std::chrono::steady_clock::time_point drain_deadline_;  // guarded by mu_
   std::thread thread_;
 };
+
+// The body of POST pods/{name}/binding: a v1 Binding naming the pod (name, namespace, uid
+// and its annotations) and the target node. Every string is JSON-escaped; bytes that are not
+// valid UTF-8 become U+FFFD.
+std::string BindingBody(const TaskInfo& task, const std::string& node);
 
 // POSTs a Queue {name, weight 1, reclaimable}; OK when it exists already (409).
 Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool reclaimable);

@@ -1,6 +1,7 @@
 #include "tests/kube/fake_apiserver.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -138,6 +139,30 @@ struct FakeApiServer::State {
   Counters counters;
   std::vector<json> events;
   uint64_t uid_seq = 0;
+  // HoldRequests: the barrier's match, group size and timeout, the requests waiting in the
+  // current group, and the group's generation (bumped when a group is released).
+  std::string hold_path;
+  int hold_count = 0;
+  std::chrono::milliseconds hold_timeout{0};
+  int held = 0;
+  uint64_t hold_generation = 0;
+  std::condition_variable hold_cv;
+
+  // Waits at the HoldRequests barrier if `path` matches it (mu held by `lock`).
+  void Hold(std::unique_lock<std::mutex>& lock, const std::string& path) {
+    if (hold_count <= 0 || path.find(hold_path) == std::string::npos) return;
+    const uint64_t gen = hold_generation;
+    if (++held >= hold_count) {
+      held = 0;
+      ++hold_generation;
+      hold_cv.notify_all();
+      return;
+    }
+    if (!hold_cv.wait_for(lock, hold_timeout, [&] { return hold_generation != gen || stopping; })) {
+      --held;
+      ++counters.hold_timeouts;
+    }
+  }
 
   bool Roll(double p) {
     if (p <= 0) return false;
@@ -540,6 +565,23 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
       if (!route) return ReplyError(res, 404, "NotFound", "the server could not find the requested resource");
       const bool watch = method == "GET" && req.get_param_value("watch") == "true";
       if (watch) return HandleWatch(st, req, res, *route->kind);
+      // Counted in flight until the handler returns (the answer is written after that, so
+      // a client never has fewer requests outstanding than counted here).
+      struct InFlight {
+        FakeApiServer::State* st;
+        explicit InFlight(FakeApiServer::State* s) : st(s) {
+          std::unique_lock<std::mutex> lock(st->mu);
+          st->counters.max_in_flight = std::max(st->counters.max_in_flight, ++st->counters.in_flight);
+        }
+        ~InFlight() {
+          std::lock_guard<std::mutex> lock(st->mu);
+          --st->counters.in_flight;
+        }
+      } in_flight(st.get());
+      {
+        std::unique_lock<std::mutex> lock(st->mu);
+        st->Hold(lock, req.path);
+      }
       std::optional<FaultRule> fault;
       {
         std::lock_guard<std::mutex> lock(st->mu);
@@ -584,7 +626,16 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
   srv.Patch(".*", handler("PATCH"));
   srv.Delete(".*", handler("DELETE"));
   srv.Put(".*", handler("PUT"));
+  auto listen_fd = std::make_shared<int>(-1);
+  srv.set_socket_options([listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    if (*listen_fd < 0) *listen_fd = sock;  // the first socket is the listener
+  });
   box->port = srv.bind_to_any_port("127.0.0.1");
+  // cpp-httplib 0.11 listens with a backlog of 5: a client opening several connections at
+  // once overflows it and the dropped handshakes return a second later (SYN retransmit).
+  // Listening again on the same socket raises the backlog (Linux).
+  if (*listen_fd >= 0) ::listen(*listen_fd, SOMAXCONN);
   ServerBox* raw = box.get();
   box->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   std::lock_guard<std::mutex> lock(g_box_mu);
@@ -599,6 +650,7 @@ FakeApiServer::~FakeApiServer() {
     state_->stopping = true;
   }
   state_->cv.notify_all();
+  state_->hold_cv.notify_all();
   std::unique_ptr<ServerBox> box;
   {
     std::lock_guard<std::mutex> lock(g_box_mu);
@@ -715,6 +767,16 @@ void FakeApiServer::Compact() {
   state_->compacted = state_->rv;
   for (auto& [r, h] : state_->history) h.clear();
   state_->snapshots.clear();
+}
+
+void FakeApiServer::HoldRequests(std::string path_contains, int count, std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->hold_path = std::move(path_contains);
+  state_->hold_count = count;
+  state_->hold_timeout = timeout;
+  state_->held = 0;
+  ++state_->hold_generation;  // releases a group waiting under the previous barrier
+  state_->hold_cv.notify_all();
 }
 
 void FakeApiServer::SetListPageLimit(int64_t max) {

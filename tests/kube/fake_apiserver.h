@@ -8,6 +8,8 @@
 //   bookmarks on request, timeoutSeconds; POST create (409 AlreadyExists), pods/binding
 //   (409 when already assigned), pods/eviction, DELETE (uid precondition), PATCH status
 //   (strategic merge of pod conditions by type; JSON merge patch for podgroups/queues).
+// Concurrency: counts the requests in flight (and their maximum); HoldRequests() makes
+// matching requests wait for each other in groups (proof that a client sends them at once).
 // Fault injection: scripted rules (status, Retry-After, delay, "apply then fail" = a lost
 // response), random faults with a seed, dropped / truncated watch streams, malformed lines.
 //
@@ -81,12 +83,21 @@ class FakeApiServer {
   void SendBookmarks();                // a BOOKMARK on every open watch that allows them
   void Compact();                      // history and continue tokens before now are gone (410)
   void SetListPageLimit(int64_t max);  // cap on `limit` (forces pagination)
+  // A barrier for concurrency tests: every request whose path contains `path_contains`
+  // waits until `count` of them are waiting at once, then they all proceed (and the next
+  // `count` form the next group). A request that waits longer than `timeout` proceeds alone
+  // and counts in hold_timeouts. count <= 0 removes the barrier.
+  void HoldRequests(std::string path_contains, int count,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   struct Counters {
     uint64_t lists = 0, list_pages = 0, watches = 0, open_watches = 0;
     uint64_t binds = 0, bind_conflicts = 0, status_patches = 0, deletes = 0, evictions = 0, events = 0,
              creates = 0, faults = 0;
     std::map<std::string, int> binds_per_pod;  // successful bindings per "ns/name"
+    // Non-watch requests being handled now, and the most at any one time.
+    uint64_t in_flight = 0, max_in_flight = 0;
+    uint64_t hold_timeouts = 0;  // HoldRequests waits that timed out
   };
   Counters counters() const;
   std::vector<nlohmann::json> Events() const;

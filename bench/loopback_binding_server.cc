@@ -1,0 +1,115 @@
+#include "bench/loopback_binding_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
+
+namespace volcache::bench {
+
+namespace {
+
+constexpr char kSuccess[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})";
+
+void Fail(httplib::Response& res, int code, const std::string& message) {
+  nlohmann::json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+                         {"message", message}, {"code", code}};
+  res.status = code;
+  res.set_content(body.dump(), "application/json");
+}
+
+}  // namespace
+
+struct LoopbackBindingServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+  int port = 0;
+  int listen_fd = -1;  // set by the socket-options callback, before the server thread starts
+
+  std::mutex mu;
+  std::unordered_map<std::string, Binding> bindings;  // guarded by mu
+  uint64_t bad = 0;                                   // guarded by mu
+
+  void HandleBinding(const httplib::Request& req, httplib::Response& res) {
+    const std::string ns = req.matches[1], name = req.matches[2];
+    auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    std::string node;
+    if (body.is_object() && body.value("kind", "") == "Binding" && body.contains("metadata") &&
+        body["metadata"].is_object() && body["metadata"].value("name", "") == name &&
+        body["metadata"].value("namespace", "") == ns && body.contains("target") && body["target"].is_object()) {
+      node = body["target"].value("name", "");
+    }
+    if (node.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        ++bad;
+      }
+      return Fail(res, 400, "not a Binding for pod " + ns + "/" + name);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Binding& b = bindings[ns + "/" + name];
+      b.node = std::move(node);
+      ++b.count;
+    }
+    res.status = 201;
+    res.set_content(kSuccess, sizeof(kSuccess) - 1, "application/json");
+  }
+};
+
+LoopbackBindingServer::LoopbackBindingServer(int threads) : impl_(std::make_unique<Impl>()) {
+  httplib::Server& srv = impl_->server;
+  const size_t n = static_cast<size_t>(std::max(1, threads));
+  srv.new_task_queue = [n] { return new httplib::ThreadPool(n); };
+  srv.set_keep_alive_max_count(1u << 30);  // the default (5) would defeat connection reuse
+  srv.set_tcp_nodelay(true);
+  Impl* impl = impl_.get();
+  srv.set_socket_options([impl](socket_t sock) {
+    httplib::default_socket_options(sock);
+    if (impl->listen_fd < 0) impl->listen_fd = sock;  // the first socket is the listener
+  });
+  srv.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
+           [impl](const httplib::Request& req, httplib::Response& res) { impl->HandleBinding(req, res); });
+  srv.set_error_handler([impl](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404) {
+      std::lock_guard<std::mutex> lock(impl->mu);
+      ++impl->bad;
+    }
+  });
+}
+
+LoopbackBindingServer::~LoopbackBindingServer() {
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+Status LoopbackBindingServer::Start() {
+  impl_->port = impl_->server.bind_to_any_port("127.0.0.1");
+  if (impl_->port <= 0) return Status::Unavailable("loopback binding server: no port on 127.0.0.1");
+  // cpp-httplib 0.11 listens with a backlog of 5: a client opening its keep-alive pool at once
+  // overflows it, and the dropped handshakes come back a second later (SYN retransmit).
+  // Listening again on the same socket raises the backlog (Linux).
+  if (impl_->listen_fd >= 0 && ::listen(impl_->listen_fd, SOMAXCONN) != 0) {
+    return Status::Unavailable("loopback binding server: listen: backlog not raised");
+  }
+  impl_->thread = std::thread([impl = impl_.get()] { impl->server.listen_after_bind(); });
+  return Status::Ok();
+}
+
+std::string LoopbackBindingServer::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+
+std::unordered_map<std::string, LoopbackBindingServer::Binding> LoopbackBindingServer::TakeBindings() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return std::exchange(impl_->bindings, {});
+}
+
+uint64_t LoopbackBindingServer::bad_requests() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->bad;
+}
+
+}  // namespace volcache::bench

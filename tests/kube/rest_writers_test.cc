@@ -1,0 +1,214 @@
+// RestBinder against the loopback API server: a batch's bindings go out concurrently, at
+// most max_in_flight at once over every batch, and the results come back in batch order;
+// the Binding body is valid JSON for arbitrary annotation values.
+#include "kube/rest_writers.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/kube_test_util.h"
+
+namespace volcache::kube {
+namespace {
+
+using testing::FakeApiServer;
+using testing::FaultRule;
+using testing::PodJson;
+
+TaskInfo Task(const std::string& ns, const std::string& name, k8s::StringMap annotations = {}) {
+  auto pod = std::make_shared<k8s::Pod>();
+  pod->metadata.namespace_ = ns;
+  pod->metadata.name = name;
+  pod->metadata.uid = ns + "-" + name + "-uid";
+  pod->metadata.annotations = std::move(annotations);
+  return TaskInfo::FromPod(std::move(pod)).value();
+}
+
+// Owns the contexts of a batch; `batch` points into them, in order.
+struct Batch {
+  std::vector<std::unique_ptr<BindContext>> contexts;
+  std::vector<BindContext*> batch;
+  void Add(const std::string& ns, const std::string& name, const std::string& node) {
+    auto ctx = std::make_unique<BindContext>();
+    ctx->task = Task(ns, name);
+    ctx->node_name = node;
+    batch.push_back(ctx.get());
+    contexts.push_back(std::move(ctx));
+  }
+};
+
+std::unique_ptr<RestClient> Client(const FakeApiServer& server) {
+  return std::move(RestClient::Create(server.Config()).value());
+}
+
+std::string NodeOf(const FakeApiServer& s, const std::string& ns, const std::string& name) {
+  auto pod = s.Get("pods", ns, name);
+  return pod ? (*pod)["spec"].value("nodeName", "") : "";
+}
+
+TEST(RestBinderTest, ConcurrentBatchReturnsEachTasksResultInBatchOrder) {
+  FakeApiServer server;
+  for (int i = 0; i < 10; ++i) server.Upsert(PodJson("ns", "p" + std::to_string(i), "1", "1Gi"));
+  server.Upsert(PodJson("ns", "taken", "1", "1Gi", "", "volcano", "other-node"));  // → 409
+  // p3's binding fails with a 500 before it is applied; p0's answer is held back, so later
+  // bindings of the batch are answered before the first one.
+  server.AddFault(FaultRule{"POST", "/pods/p3/binding", 500, "InternalError"});
+  server.AddFault(FaultRule{"POST", "/pods/p0/binding", 0, "", -1, std::chrono::milliseconds(200)});
+
+  // Batch order: p0 ok, p1 ok, taken 409, p2 ok, p3 500, ghost 404 (no such pod), p4..p9 ok.
+  Batch b;
+  b.Add("ns", "p0", "n0");
+  b.Add("ns", "p1", "n1");
+  b.Add("ns", "taken", "n2");
+  b.Add("ns", "p2", "n2");
+  b.Add("ns", "p3", "n3");
+  b.Add("ns", "ghost", "n4");
+  for (int i = 4; i < 10; ++i) b.Add("ns", "p" + std::to_string(i), "n" + std::to_string(i));
+
+  auto client = Client(server);
+  RestBinder binder(client.get(), RestBinderOptions{4});
+  std::vector<Status> results = binder.Bind(b.batch);
+
+  ASSERT_EQ(results.size(), b.batch.size());
+  const std::vector<StatusCode> want = {StatusCode::kOk,          StatusCode::kOk, StatusCode::kConflict,
+                                        StatusCode::kOk,          StatusCode::kUnavailable,
+                                        StatusCode::kNotFound,    StatusCode::kOk, StatusCode::kOk,
+                                        StatusCode::kOk,          StatusCode::kOk, StatusCode::kOk,
+                                        StatusCode::kOk};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& name = b.batch[i]->task.name();
+    EXPECT_EQ(results[i].code(), want[i]) << i << " " << name << ": " << results[i];
+    if (!results[i].ok()) {
+      // The error names the task and its node.
+      EXPECT_NE(results[i].message().find("ns/" + name), std::string::npos) << results[i];
+      EXPECT_NE(results[i].message().find(b.batch[i]->node_name), std::string::npos) << results[i];
+    }
+  }
+  EXPECT_NE(results[2].message().find("already assigned"), std::string::npos) << results[2];
+  EXPECT_NE(results[4].message().find("HTTP 500"), std::string::npos) << results[4];
+
+  // What the server holds agrees with the results.
+  EXPECT_EQ(NodeOf(server, "ns", "taken"), "other-node");
+  EXPECT_EQ(NodeOf(server, "ns", "p3"), "");
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == StatusCode::kOk) {
+      EXPECT_EQ(NodeOf(server, "ns", b.batch[i]->task.name()), b.batch[i]->node_name);
+    }
+  }
+  auto c = server.counters();
+  EXPECT_EQ(c.binds, 9u);
+  EXPECT_EQ(c.bind_conflicts, 1u);
+  for (const auto& [pod, n] : c.binds_per_pod) EXPECT_EQ(n, 1) << pod;
+  EXPECT_LE(c.max_in_flight, 4u);
+}
+
+// The server lets the bindings through only in groups of `limit` in flight at once: the
+// binder must reach `limit` concurrent bindings (else a group never forms and the barrier
+// times out), and must never exceed it — across two batches bound at the same time.
+TEST(RestBinderTest, BindingsInFlightReachButNeverExceedTheBound) {
+  for (size_t limit : {size_t{1}, size_t{3}}) {
+    SCOPED_TRACE(limit);
+    FakeApiServer server;
+    constexpr int kPods = 24;
+    for (int i = 0; i < kPods; ++i) server.Upsert(PodJson("ns", "p" + std::to_string(i), "1", "1Gi"));
+    server.HoldRequests("/binding", static_cast<int>(limit));
+
+    Batch first, second;
+    for (int i = 0; i < kPods; ++i) (i % 2 ? second : first).Add("ns", "p" + std::to_string(i), "n" + std::to_string(i));
+    auto client = Client(server);
+    RestBinder binder(client.get(), RestBinderOptions{limit});
+    std::vector<Status> second_results;
+    std::thread other([&] { second_results = binder.Bind(second.batch); });
+    std::vector<Status> first_results = binder.Bind(first.batch);
+    other.join();
+
+    ASSERT_EQ(first_results.size(), first.batch.size());
+    ASSERT_EQ(second_results.size(), second.batch.size());
+    for (const Status& s : first_results) EXPECT_TRUE(s.ok()) << s;
+    for (const Status& s : second_results) EXPECT_TRUE(s.ok()) << s;
+    auto c = server.counters();
+    EXPECT_EQ(c.binds, static_cast<uint64_t>(kPods));
+    EXPECT_EQ(c.hold_timeouts, 0u);  // every group of `limit` formed
+    EXPECT_EQ(c.max_in_flight, limit);
+    EXPECT_EQ(client->stats().requests, static_cast<uint64_t>(kPods));
+  }
+}
+
+TEST(RestBinderTest, EmptyBatchAndOneAtATime) {
+  FakeApiServer server;
+  server.Upsert(PodJson("ns", "p", "1", "1Gi"));
+  auto client = Client(server);
+  RestBinder binder(client.get(), RestBinderOptions{1});
+  EXPECT_TRUE(binder.Bind({}).empty());
+  Batch b;
+  b.Add("ns", "p", "n1");
+  b.Add("ns", "p", "n2");  // the second binding of the same pod conflicts
+  auto results = binder.Bind(b.batch);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].ok()) << results[0];
+  EXPECT_EQ(results[1].code(), StatusCode::kConflict) << results[1];
+  EXPECT_EQ(NodeOf(server, "ns", "p"), "n1");
+}
+
+TEST(BindingBodyTest, IsAV1BindingWithEveryAnnotationValueEscaped) {
+  const k8s::StringMap annotations = {
+      {"plain", "value"},
+      {"quotes", R"(say "hi")"},
+      {"backslash", R"(C:\path\to)"},
+      {"controls", std::string("tab\there\nnewline\r\b\f\x01\x1f end")},
+      {"nul", std::string("a\0b", 3)},
+      {"json", R"({"k":["v",1]})"},
+      {"utf8", "grüße 日本 🚀"},
+      {"del", "\x7f"},
+      {"example.com/weird key\"\\", "k"},
+  };
+  TaskInfo task = Task("ns-1", "pod-1", annotations);
+  const std::string body = BindingBody(task, "node-\"7\"");
+  auto j = nlohmann::json::parse(body);  // throws (fails the test) if not JSON
+  EXPECT_EQ(j["apiVersion"], "v1");
+  EXPECT_EQ(j["kind"], "Binding");
+  EXPECT_EQ(j["metadata"]["name"], "pod-1");
+  EXPECT_EQ(j["metadata"]["namespace"], "ns-1");
+  EXPECT_EQ(j["metadata"]["uid"], "ns-1-pod-1-uid");
+  EXPECT_EQ(j["target"], (nlohmann::json{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "node-\"7\""}}));
+  ASSERT_EQ(j["metadata"]["annotations"].size(), annotations.size());
+  for (const auto& [k, v] : annotations) EXPECT_EQ(j["metadata"]["annotations"][k], v) << k;
+  // The same document nlohmann would have built.
+  nlohmann::json ann(annotations);
+  EXPECT_EQ(j["metadata"]["annotations"], ann);
+}
+
+TEST(BindingBodyTest, InvalidUtf8BecomesReplacementCharacters) {
+  const std::string bad[] = {
+      "\xff",              // never valid
+      "\xc0\xaf",          // overlong '/'
+      "\xe0\x80\xaf",      // overlong
+      "\xed\xa0\x80",      // surrogate U+D800
+      "\xf4\x90\x80\x80",  // above U+10FFFF
+      "ok\xc3",            // truncated at the end
+      "\xe6\x97x",         // truncated before ASCII
+  };
+  const std::string want[] = {
+      "\uFFFD", "\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD\uFFFD",
+      "ok\uFFFD", "\uFFFD\uFFFDx",
+  };
+  for (size_t i = 0; i < std::size(bad); ++i) {
+    TaskInfo task = Task("ns", "p", {{"a", bad[i]}});
+    auto j = nlohmann::json::parse(BindingBody(task, "n"));
+    EXPECT_EQ(j["metadata"]["annotations"]["a"], want[i]) << i;
+  }
+  // Valid multi-byte sequences at the edges of their ranges pass through unchanged.
+  const std::string edges = "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
+  auto j = nlohmann::json::parse(BindingBody(Task("ns", "p", {{"a", edges}}), "n"));
+  EXPECT_EQ(j["metadata"]["annotations"]["a"], edges);
+}
+
+}  // namespace
+}  // namespace volcache::kube
