@@ -62,6 +62,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
     return Status::AlreadyExists(
         fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
   }
+  // The key views the stored copy's uid (the same shared TaskMeta as `task`'s).
   auto [it, inserted] = tasks_.emplace(task.uid(), task);
   const TaskInfo& t = it->second;
   ++status_count_[TaskStatusIndex(t.status)];

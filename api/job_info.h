@@ -60,8 +60,8 @@ class JobInfo {
   // PodGroup status.phase, "" when no PodGroup.
   const std::string& pod_group_phase() const;
 
-  // Tasks by uid.
-  const StringHashMap<TaskInfo>& tasks() const { return tasks_; }
+  // Tasks by uid (the key views the task's own TaskMeta::uid).
+  const ViewKeyMap<TaskInfo>& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view uid) const;
   // The tasks in `status` (a scan of tasks(); jobs keep counts per status, not per-status
   // sets of uids, which cost more memory than the tasks' own entries).
@@ -101,7 +101,7 @@ class JobInfo {
   Resource min_resources_;
   k8s::TimeMs creation_timestamp_ = 0;
   std::shared_ptr<const k8s::PodGroup> pod_group_;
-  StringHashMap<TaskInfo> tasks_;
+  ViewKeyMap<TaskInfo> tasks_;
   std::array<int32_t, kTaskStatusCount> status_count_{};
   std::map<std::string, std::string, std::less<>> fit_errors_;
   Resource allocated_;

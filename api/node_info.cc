@@ -229,9 +229,13 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
     VC_RETURN_IF_ERROR(CheckBindingFits(task, idle));
   }
   Account(it->second, -1);
-  it->second = task;
-  Account(it->second, +1);
-  NoteNegativeIdle(it->second);
+  // Re-key: the key views the stored task's TaskMeta, which `task` may replace.
+  auto entry = tasks_.extract(it);
+  entry.mapped() = task;
+  entry.key() = entry.mapped().key();
+  const TaskInfo& stored = tasks_.insert(std::move(entry)).position->second;
+  Account(stored, +1);
+  NoteNegativeIdle(stored);
   ++generation_;
   return Status::Ok();
 }

@@ -95,8 +95,8 @@ class NodeInfo {
   // SetNode/UnsetNode recompute that ends negative.
   int64_t negative_idle_events() const { return negative_idle_events_; }
 
-  // Tasks by "namespace/name".
-  const StringHashMap<TaskInfo>& tasks() const { return tasks_; }
+  // Tasks by "namespace/name" (the key views the task's own TaskMeta::key).
+  const ViewKeyMap<TaskInfo>& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view key) const;
 
   // Image name → state (from the Node object's status.images).
@@ -128,7 +128,7 @@ class NodeInfo {
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
-  StringHashMap<TaskInfo> tasks_;
+  ViewKeyMap<TaskInfo> tasks_;
   std::unordered_map<std::string, ImageState> images_;
   uint64_t generation_ = 0;
 };

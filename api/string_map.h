@@ -18,3 +18,14 @@ template <typename V>
 using StringHashMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
 }  // namespace volcache
+
+namespace volcache {
+
+// A hash map keyed by a view of a string that the mapped value itself keeps alive (a task's
+// uid or "namespace/name" in its shared, immutable TaskMeta), so an entry does not hold a
+// second copy of the name. Whoever replaces a mapped value with one that owns a different
+// string must re-key the entry (extract the node, set key and value, insert it back).
+template <typename V>
+using ViewKeyMap = std::unordered_map<std::string_view, V, StringHash, std::equal_to<>>;
+
+}  // namespace volcache

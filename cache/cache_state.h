@@ -111,7 +111,7 @@ struct SchedulerCache::Impl {
   std::string global_default_class;
   int32_t default_priority = 0;
   std::map<std::string, std::map<std::string, QuotaEntry>, std::less<>> quotas;  // ns → name → entry
-  StringHashMap<TaskLoc> task_index;  // "ns/name" → location
+  ViewKeyMap<TaskLoc> task_index;  // key views TaskLoc::meta->key  // "ns/name" → location
   std::unordered_map<std::string, TaskInfo> jobless;    // "ns/name" → task of no job
   std::unordered_map<std::string, AssumedEntry> assumed;
   std::vector<EvictionRequest> evictions;
@@ -252,7 +252,9 @@ struct SchedulerCache::Impl {
       Status s = WritableJob(js).AddTask(task);
       VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
     }
-    task_index[task.key()] = TaskLoc{task.meta};
+    // Erase first: the key views the old TaskMeta, which the new location may replace.
+    task_index.erase(task.key());
+    task_index.emplace(task.meta->key, TaskLoc{task.meta});
   }
 
   // Removes a cached task (by key) from its node, its job and the assumed set. Never fails

@@ -43,7 +43,7 @@ Json NodeJson(const NodeInfo& n) {
   j["nonZeroRequested"] = std::move(nz);
   std::vector<std::string> tasks;
   tasks.reserve(n.tasks().size());
-  for (const auto& [key, _] : n.tasks()) tasks.push_back(key);
+  for (const auto& [key, _] : n.tasks()) tasks.emplace_back(key);
   std::sort(tasks.begin(), tasks.end());
   j["tasks"] = tasks;
   return j;
@@ -149,7 +149,9 @@ Status SchedulerCache::CheckInvariants() const {
     const NodeInfo& n = *slot.info;
     if (n.name() != name) v.push_back("node slot " + name + " holds node " + n.name());
     Resource used, releasing, pipelined, requested;
-    for (const auto& [key, t] : n.tasks()) {
+    for (const auto& [key_view, t] : n.tasks()) {
+      const std::string& key = t.key();
+      if (key_view != key) v.push_back("node " + name + " holds task " + key + " under key " + std::string(key_view));
       if (t.node_name != name) v.push_back("task " + key + " on node " + name + " names node " + t.node_name);
       if (IsTerminatedStatus(t.status)) v.push_back("terminated task " + key + " still on node " + name);
       if (t.status == TaskStatus::kPipelined) {
@@ -192,7 +194,8 @@ Status SchedulerCache::CheckInvariants() const {
   auto check_task = [&](const std::string& where, const TaskInfo& t) {
     ++indexed;
     auto loc = m.task_index.find(t.key());
-    if (loc == m.task_index.end() || loc->second.uid() != t.uid() || loc->second.job() != t.job()) {
+    if (loc == m.task_index.end() || loc->first != t.key() || loc->second.uid() != t.uid() ||
+        loc->second.job() != t.job()) {
       v.push_back("task " + t.key() + " in " + where + " is not indexed");
     }
     if (t.node_name.empty() || IsTerminatedStatus(t.status)) return;
@@ -206,6 +209,7 @@ Status SchedulerCache::CheckInvariants() const {
     Resource allocated, total;
     for (const auto& [uid, t] : job.tasks()) {
       if (t.job() != id) v.push_back("task " + t.key() + " in job " + id + " names job " + t.job());
+      if (uid != t.uid()) v.push_back("job " + id + " holds task " + t.key() + " under uid " + std::string(uid));
       total.Add(t.resreq);
       if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq);
       check_task("job " + id, t);
@@ -283,7 +287,8 @@ std::string SchedulerCache::Compare() const {
                     std::string(TaskStatusName(want)) + " in the cluster");
     }
   }
-  for (const auto& [key, _] : m.task_index) {
+  for (const auto& [_, loc] : m.task_index) {
+    const std::string& key = loc.meta->key;
     if (!seen_pods.count(key)) out.push_back("extra pod " + key);
   }
   std::sort(out.begin(), out.end());

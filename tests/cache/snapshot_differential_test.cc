@@ -57,10 +57,10 @@ int Steps(int default_steps) {
   return default_steps;
 }
 
-std::string DescribeTasks(const StringHashMap<TaskInfo>& tasks) {
+std::string DescribeTasks(const ViewKeyMap<TaskInfo>& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
-    out.push_back(k + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" + t.node_name + ":" +
+    out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" + t.node_name + ":" +
                   t.resreq.ToString() + ":" + std::to_string(t.priority) + ":" + (t.preemptable ? "p" : "-") +
                   (t.best_effort ? "b" : "-") + ":" + t.pod().metadata.resource_version);
   }
@@ -254,7 +254,7 @@ std::string MutateSession(RandomCluster& rc, ClusterInfo& snap) {
       const JobId id = PickFrom(rc, snap.jobs())->first;
       const JobInfo* job = snap.FindJob(id);
       if (job->tasks().empty()) return "";
-      const std::string uid = PickFrom(rc, job->tasks())->first;
+      const std::string uid(PickFrom(rc, job->tasks())->first);
       static constexpr TaskStatus kStatuses[] = {TaskStatus::kPending, TaskStatus::kAllocated,
                                                  TaskStatus::kPipelined, TaskStatus::kReleasing,
                                                  TaskStatus::kBinding};
