@@ -26,6 +26,10 @@
 #include <utility>
 #include <variant>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "api/k8s/decode.h"
 
 namespace volcache::k8s {
@@ -206,6 +210,8 @@ class Reader {
 
  private:
   void SkipWs() {
+    // API servers write no whitespace between tokens: test for that first.
+    if (p_ < end_ && static_cast<uint8_t>(*p_) > ' ') return;
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
@@ -221,6 +227,24 @@ class Reader {
   // the well-formed sequences of Unicode table 3-7).
   bool ScanPlain() {
     while (true) {
+#if defined(__SSE2__)
+      // 16 bytes at a time up to the first '"', '\\', control or non-ASCII byte (the signed
+      // compare catches both: bytes >= 0x80 are negative).
+      const __m128i quote = _mm_set1_epi8('"');
+      const __m128i backslash = _mm_set1_epi8('\\');
+      const __m128i space = _mm_set1_epi8(' ');
+      while (end_ - p_ >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+        const __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask != 0) {
+          p_ += __builtin_ctz(static_cast<unsigned>(mask));
+          break;
+        }
+        p_ += 16;
+      }
+#endif
       while (p_ < end_ && kPlainTable[static_cast<uint8_t>(*p_)]) ++p_;
       if (p_ == end_) return false;
       const auto c = static_cast<uint8_t>(*p_);
