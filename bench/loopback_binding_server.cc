@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace volcache::bench {
 
@@ -21,6 +22,52 @@ void Fail(httplib::Response& res, int code, const std::string& message) {
   res.status = code;
   res.set_content(body.dump(), "application/json");
 }
+
+// The fields of a Binding the server checks, read by nlohmann's SAX parser (no DOM: the
+// server shares the two cores with the client it measures). Any JSON is accepted; fields
+// that are absent stay empty.
+class BindingFields final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::string kind, name, namespace_, node;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool string(string_t& v) override {
+    if (keys_.size() == 1 && keys_[0] == "kind") kind = v;
+    if (keys_.size() == 2 && keys_[0] == "metadata" && keys_[1] == "name") name = v;
+    if (keys_.size() == 2 && keys_[0] == "metadata" && keys_[1] == "namespace") namespace_ = v;
+    if (keys_.size() == 2 && keys_[0] == "target" && keys_[1] == "name") node = v;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    keys_.back() = k;
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    keys_.emplace_back("[]");  // nothing inside an array is read
+    return true;
+  }
+  bool end_array() override {
+    keys_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  std::vector<std::string> keys_;  // per open container: the current key ("[]" for arrays)
+};
 
 }  // namespace
 
@@ -36,13 +83,11 @@ struct LoopbackBindingServer::Impl {
 
   void HandleBinding(const httplib::Request& req, httplib::Response& res) {
     const std::string ns = req.matches[1], name = req.matches[2];
-    auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    BindingFields f;
+    const bool parsed = nlohmann::json::sax_parse(req.body, &f, nlohmann::json::input_format_t::json,
+                                                  /*strict=*/true, /*ignore_comments=*/false);
     std::string node;
-    if (body.is_object() && body.value("kind", "") == "Binding" && body.contains("metadata") &&
-        body["metadata"].is_object() && body["metadata"].value("name", "") == name &&
-        body["metadata"].value("namespace", "") == ns && body.contains("target") && body["target"].is_object()) {
-      node = body["target"].value("name", "");
-    }
+    if (parsed && f.kind == "Binding" && f.name == name && f.namespace_ == ns) node = std::move(f.node);
     if (node.empty()) {
       {
         std::lock_guard<std::mutex> lock(mu);
