@@ -206,9 +206,6 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   }
 
   auto meta = std::make_shared<TaskMeta>();
-  meta->uid = p.metadata.uid;
-  meta->name = p.metadata.name;
-  meta->namespace_ = p.metadata.namespace_;
   meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
   if (std::string group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
     meta->job = PodKey(p.metadata.namespace_, group);

@@ -56,9 +56,11 @@ struct HostPort {
 };
 
 struct TaskMeta {
-  std::string uid;
-  std::string name;
-  std::string namespace_;
+  // uid, name and namespace are read from the pod (not copied).
+  const std::string& uid() const { return pod->metadata.uid; }
+  const std::string& name() const { return pod->metadata.name; }
+  const std::string& namespace_() const { return pod->metadata.namespace_; }
+
   std::string key;   // namespace/name
   std::string job;   // JobId: namespace/<group-name annotation>, empty when none
   std::string role;  // volcano.sh/task-spec
@@ -68,7 +70,7 @@ struct TaskMeta {
   std::vector<std::string> pvcs;  // "namespace/claim"
   bool has_affinity = false;       // pod (anti-)affinity
   bool has_required_anti_affinity = false;
-  k8s::PodPtr pod;  // never null for tasks built from pods
+  k8s::PodPtr pod;  // never null
 };
 
 struct TaskInfo {
@@ -87,9 +89,9 @@ struct TaskInfo {
   // InvalidArgument naming the pod and field on bad input.
   static Result<TaskInfo> FromPod(k8s::PodPtr pod);
 
-  const std::string& uid() const { return meta->uid; }
-  const std::string& name() const { return meta->name; }
-  const std::string& namespace_() const { return meta->namespace_; }
+  const std::string& uid() const { return meta->uid(); }
+  const std::string& name() const { return meta->name(); }
+  const std::string& namespace_() const { return meta->namespace_(); }
   const std::string& key() const { return meta->key; }
   const std::string& job() const { return meta->job; }
   const std::string& role() const { return meta->role; }

@@ -79,10 +79,12 @@ void BM_BindFlowPushFlush(benchmark::State& state) {
   constexpr int kPerTick = 1000;
   std::vector<std::shared_ptr<const TaskMeta>> metas;
   for (const auto& k : Keys(kPerTick)) {
+    auto pod = std::make_shared<k8s::Pod>();
+    pod->metadata.name = k.substr(3);
+    pod->metadata.namespace_ = "ns";
     auto m = std::make_shared<TaskMeta>();
     m->key = k;
-    m->name = k.substr(3);
-    m->namespace_ = "ns";
+    m->pod = std::move(pod);
     metas.push_back(std::move(m));
   }
   for (auto _ : state) {

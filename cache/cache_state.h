@@ -69,7 +69,7 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
 // TaskMeta rather than copied (two strings per task less).
 struct TaskLoc {
   std::shared_ptr<const TaskMeta> meta;
-  const std::string& uid() const { return meta->uid; }
+  const std::string& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job; }
 };
 

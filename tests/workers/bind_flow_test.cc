@@ -30,11 +30,13 @@ constexpr auto kTimeout = std::chrono::seconds(30);  // only reached when the co
 constexpr Duration kTick = milliseconds(20);
 
 std::unique_ptr<BindContext> MakeContext(const std::string& name, const std::string& node = "node-1") {
+  auto pod = std::make_shared<k8s::Pod>();
+  pod->metadata.name = name;
+  pod->metadata.namespace_ = "ns";
+  pod->metadata.uid = "uid-" + name;
   auto meta = std::make_shared<TaskMeta>();
-  meta->name = name;
-  meta->namespace_ = "ns";
   meta->key = "ns/" + name;
-  meta->uid = "uid-" + name;
+  meta->pod = std::move(pod);
   auto ctx = std::make_unique<BindContext>();
   ctx->task.meta = std::move(meta);
   ctx->node_name = node;
