@@ -255,17 +255,21 @@ class Reader {
       if (c >= 0xC2 && c <= 0xDF) {
         tail = 1;
       } else if (c == 0xE0) {
-        tail = 2, lo = 0xA0;
+        tail = 2;
+        lo = 0xA0;
       } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
         tail = 2;
       } else if (c == 0xED) {
-        tail = 2, hi = 0x9F;
+        tail = 2;
+        hi = 0x9F;
       } else if (c == 0xF0) {
-        tail = 3, lo = 0x90;
+        tail = 3;
+        lo = 0x90;
       } else if (c >= 0xF1 && c <= 0xF3) {
         tail = 3;
       } else if (c == 0xF4) {
-        tail = 3, hi = 0x8F;
+        tail = 3;
+        hi = 0x8F;
       } else {
         return false;
       }
@@ -274,7 +278,8 @@ class Reader {
       for (int i = 0; i < tail; ++i, ++p_) {
         const auto b = static_cast<uint8_t>(*p_);
         if (b < lo || b > hi) return false;
-        lo = 0x80, hi = 0xBF;
+        lo = 0x80;  // only the first continuation byte has a narrower range
+        hi = 0xBF;
       }
     }
   }
