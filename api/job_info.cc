@@ -58,12 +58,12 @@ const std::string& JobInfo::pod_group_phase() const {
 }
 
 Status JobInfo::AddTask(const TaskInfo& task) {
-  if (tasks_.find(task.uid()) != tasks_.end()) {
+  // The key views the stored copy's uid (the same shared TaskMeta as `task`'s).
+  auto [it, inserted] = tasks_.try_emplace(task.uid(), task);
+  if (!inserted) {
     return Status::AlreadyExists(
         fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
   }
-  // The key views the stored copy's uid (the same shared TaskMeta as `task`'s).
-  auto [it, inserted] = tasks_.emplace(task.uid(), task);
   const TaskInfo& t = it->second;
   ++status_count_[TaskStatusIndex(t.status)];
   total_request_.Add(t.resreq);

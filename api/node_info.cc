@@ -196,10 +196,16 @@ Status NodeInfo::CanAddTask(const TaskInfo& task) const {
 }
 
 Status NodeInfo::AddTask(const TaskInfo& task) {
-  VC_RETURN_IF_ERROR(CanAddTask(task));
+  // Same checks, in the same order, as CanAddTask, with one lookup.
+  VC_RETURN_IF_ERROR(CheckTaskNode(task));
   // The node keeps its own copy so later changes to the caller's task do not skew the
   // accounting; removal reverses exactly this copy.
-  auto [it, inserted] = tasks_.emplace(task.key(), task);
+  auto [it, inserted] = tasks_.try_emplace(task.key(), task);
+  if (!inserted) return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
+  if (Status fits = CheckBindingFits(task, idle_); !fits.ok()) {
+    tasks_.erase(it);
+    return fits;
+  }
   Account(it->second, +1);
   NoteNegativeIdle(it->second);
   ++generation_;

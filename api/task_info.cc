@@ -23,9 +23,12 @@ namespace {
 
 bool IsSidecar(const k8s::Container& c) { return c.restart_policy == "Always"; }
 
-std::string RequestsPath(std::string_view list, size_t i) {
-  return fmt::format("spec.{}[{}].resources.requests", list, i);
-}
+// Names a container's requests in error messages; the text is only built on error.
+struct RequestsRef {
+  std::string_view list;  // "containers" or "initContainers"
+  size_t index;
+  std::string Path() const { return fmt::format("spec.{}[{}].resources.requests", list, index); }
+};
 
 // Kubernetes' PodRequests rule, generic over the per-container request type so the exact
 // Resource and the non-zero cpu/memory pair follow one implementation. `Acc` needs Add and
@@ -35,7 +38,7 @@ Status CombinePodRequests(const k8s::Pod& pod, RequestOf&& request_of, Acc* out)
   Acc regular{};
   for (size_t i = 0; i < pod.spec.containers.size(); ++i) {
     Acc r{};
-    VC_RETURN_IF_ERROR(request_of(pod.spec.containers[i], RequestsPath("containers", i), &r));
+    VC_RETURN_IF_ERROR(request_of(pod.spec.containers[i], RequestsRef{"containers", i}, &r));
     regular.Add(r);
   }
   // Sidecars keep running for the pod's whole life: each one adds to everything that
@@ -45,7 +48,7 @@ Status CombinePodRequests(const k8s::Pod& pod, RequestOf&& request_of, Acc* out)
   for (size_t i = 0; i < pod.spec.init_containers.size(); ++i) {
     const k8s::Container& c = pod.spec.init_containers[i];
     Acc r{};
-    VC_RETURN_IF_ERROR(request_of(c, RequestsPath("initContainers", i), &r));
+    VC_RETURN_IF_ERROR(request_of(c, RequestsRef{"initContainers", i}, &r));
     if (IsSidecar(c)) {
       regular.Add(r);
       sidecars.Add(r);
@@ -161,9 +164,9 @@ Result<Resource> PodRequest(const k8s::Pod& pod) {
   Resource total;
   VC_RETURN_IF_ERROR(CombinePodRequests(
       pod,
-      [](const k8s::Container& c, const std::string& path, Resource* r) -> Status {
-        Result<Resource> res = ResourceFromList(c.requests, path);
-        if (!res.ok()) return res.status();
+      [](const k8s::Container& c, const RequestsRef& ref, Resource* r) -> Status {
+        Result<Resource> res = ResourceFromList(c.requests, {});
+        if (!res.ok()) return ResourceFromList(c.requests, ref.Path()).status();  // names the field
         *r = std::move(res).value();
         return Status::Ok();
       },
@@ -183,7 +186,7 @@ NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod) {
   NonZeroAcc total;
   Status st = CombinePodRequests(
       pod,
-      [](const k8s::Container& c, const std::string&, NonZeroAcc* r) -> Status {
+      [](const k8s::Container& c, const RequestsRef&, NonZeroAcc* r) -> Status {
         bool cpu = false, memory = false;
         CpuMemory(c.requests, r, &cpu, &memory);
         if (!cpu) r->milli_cpu = kDefaultMilliCpuRequest;

@@ -252,9 +252,14 @@ struct SchedulerCache::Impl {
       Status s = WritableJob(js).AddTask(task);
       VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
     }
-    // Erase first: the key views the old TaskMeta, which the new location may replace.
-    task_index.erase(task.key());
-    task_index.emplace(task.meta->key, TaskLoc{task.meta});
+    auto [loc, inserted] = task_index.try_emplace(task.meta->key, TaskLoc{task.meta});
+    if (!inserted) {
+      // Re-key: the key views the old TaskMeta, which the new location replaces.
+      auto entry = task_index.extract(loc);
+      entry.mapped() = TaskLoc{task.meta};
+      entry.key() = entry.mapped().meta->key;
+      task_index.insert(std::move(entry));
+    }
   }
 
   // Removes a cached task (by key) from its node, its job and the assumed set. Never fails
