@@ -6,6 +6,7 @@
 
 #include "api/k8s/decode.h"
 #include "api/k8s/decode_fast.h"
+#include "api/job_info.h"
 #include "api/node_info.h"
 #include "api/quantity.h"
 #include "api/resource.h"
@@ -70,6 +71,23 @@ void BM_TaskFromPod(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(TaskInfo::FromPod(w.pods[0]).ok());
 }
 BENCHMARK(BM_TaskFromPod);
+
+// A private copy of a job (what a session's first write to a job costs, and the unit of
+// MaterializeSnapshot): a 10-task job of the standard shapes.
+void BM_JobInfoClone(benchmark::State& state) {
+  auto w = bench::BuildWorkload(*bench::ShapeByName("S"));
+  JobInfo job(w.pods[0]->metadata.namespace_ + "/job-000000");
+  for (const auto& pod : w.pods) {
+    auto t = TaskInfo::FromPod(pod);
+    if (t.ok() && t->job() == job.uid()) (void)job.AddTask(*t);
+  }
+  if (job.tasks().size() != 10) std::abort();
+  for (auto _ : state) {
+    auto copy = std::make_shared<JobInfo>(job);
+    benchmark::DoNotOptimize(copy.get());
+  }
+}
+BENCHMARK(BM_JobInfoClone);
 
 // Watch JSON decode of a real-size pod (2,240 bytes): the public path (streaming fast path)
 // against the reference DOM decoder, in the same run.
