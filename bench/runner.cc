@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <ostream>
 #include <random>
@@ -32,6 +33,8 @@ namespace {
 
 using Clk = std::chrono::steady_clock;
 
+volatile char benchmark_sink = 0;  // keeps memcpy from being optimized out
+
 double MsSince(Clk::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clk::now() - t0).count();
 }
@@ -43,6 +46,21 @@ nlohmann::ordered_json Stats(std::vector<double> v) {
   j["median"] = v[v.size() / 2];
   j["max"] = v.back();
   return j;
+}
+
+// Fastest of 5 memcpy's of `bytes` between two buffers touched beforehand: the yardstick
+// for "within 3x of memcpy of the bytes the snapshot holds".
+double MemcpyMs(size_t bytes) {
+  if (bytes == 0) return 0;
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double best = 1e300;
+  for (int i = 0; i < 5; ++i) {
+    auto t0 = Clk::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark_sink = dst[bytes / 2 + static_cast<size_t>(i)  % (bytes / 2 + 1)];
+    best = std::min(best, MsSince(t0));
+  }
+  return best;
 }
 
 struct Loaded {
@@ -94,6 +112,7 @@ int Snapshot(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
   auto l = Load(w, err);
   if (!l) return 1;
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  size_t full_bytes = 0, deep_bytes = 0;
   {
     // Full snapshot: every Ready node and eligible job, sharing immutable versions.
     std::vector<double> ms;
@@ -103,12 +122,25 @@ int Snapshot(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
       auto snap = l->cache->Snapshot();
       ms.push_back(MsSince(t0));
     }
+    // The bytes a snapshot holds (heap it allocates), and a memcpy of as many bytes.
+    const int64_t h0 = HeapInUseBytes();
+    auto held = l->cache->Snapshot();
+    const int64_t h1 = HeapInUseBytes();
+    SchedulerCache::MaterializeSnapshot(held.get(), 1);
+    const int64_t h2 = HeapInUseBytes();
+    held.reset();
+    full_bytes = static_cast<size_t>(std::max<int64_t>(0, h1 - h0));
+    deep_bytes = static_cast<size_t>(std::max<int64_t>(0, h2 - h0));
     auto j = Line("snapshot", "full", o);
     j["threads"] = 1;
     j["runs"] = o.runs;
     j["nodes"] = l->cache->Snapshot()->nodes().size();
     j["jobs"] = l->cache->Snapshot()->jobs().size();
     j["ms"] = Stats(ms);
+    const double memcpy_ms = MemcpyMs(full_bytes);
+    j["bytes"] = full_bytes;
+    j["memcpy_ms"] = memcpy_ms;
+    j["x_memcpy"] = memcpy_ms > 0 ? j["ms"]["median"].get<double>() / memcpy_ms : 0.0;
     out << j.dump() << std::endl;
   }
   for (int t : {1, threads}) {
@@ -125,6 +157,10 @@ int Snapshot(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
     j["threads"] = t;
     j["runs"] = o.runs;
     j["ms"] = Stats(ms);
+    const double memcpy_ms = MemcpyMs(deep_bytes);
+    j["bytes"] = deep_bytes;
+    j["memcpy_ms"] = memcpy_ms;
+    j["x_memcpy"] = memcpy_ms > 0 ? j["ms"]["median"].get<double>() / memcpy_ms : 0.0;
     out << j.dump() << std::endl;
     if (t == threads) break;
   }
