@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -109,6 +110,8 @@ CommandRunner AddServe(CLI::App& sub) {
     }
     opts.connector.use_eviction_api = f->eviction_api;
     opts.connector.binder.max_in_flight = static_cast<size_t>(f->bind_concurrency);
+    // Every binding in flight can keep its keep-alive connection between bindings.
+    opts.rest.max_idle_connections = std::max(opts.rest.max_idle_connections, opts.connector.binder.max_in_flight);
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
 
     auto period = sim::ParseDuration(f->schedule_period);

@@ -95,7 +95,9 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
   faults.seed = 11;
   server.SetRandomFaults(faults);
   const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-gang-" + std::to_string(::getpid()) + ".yaml");
-  pid_t pid = StartServe(bin, server, cfg, {"--schedule-period", "100ms"});
+  // Gangs of 3 go out as one batch, its bindings two at a time (RestBinder's concurrent path).
+  pid_t pid = StartServe(bin, server, cfg,
+                         {"--schedule-period", "100ms", "--batch-bind-num", "3", "--kube-bind-concurrency", "2"});
   ASSERT_GT(pid, 0);
   const bool bound = testing::Eventually([&] {
     for (const std::string g : {"a", "b"})
