@@ -1,0 +1,175 @@
+// `volcache bench` end to end on shape S: every measurement runs, prints the JSON lines
+// BENCHMARKS.md specifies, and the figures are consistent with the workload. (Timing values
+// are only checked for being measured and ordered; speed is the benchmarks' business.)
+#include "bench/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/workload.h"
+
+namespace volcache::bench {
+namespace {
+
+using nlohmann::json;
+
+struct Output {
+  int rc = 0;
+  std::vector<json> lines;
+  std::string err;
+};
+
+Output RunBenchLines(BenchOptions o) {
+  std::ostringstream out, err;
+  Output r;
+  r.rc = RunBench(o, out, err);
+  r.err = err.str();
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) r.lines.push_back(json::parse(line));
+  }
+  return r;
+}
+
+BenchOptions Opts(std::string what, int runs = 1) {
+  BenchOptions o;
+  o.what = std::move(what);
+  o.shape = "S";
+  o.runs = runs;
+  o.threads = 2;
+  return o;
+}
+
+const json* Find(const std::vector<json>& lines, const std::string& bench, const std::string& mode,
+                 double churn = -1, int threads = -1) {
+  for (const json& j : lines) {
+    if (j.value("bench", "") != bench || j.value("mode", "") != mode) continue;
+    if (churn >= 0 && j.value("churn", -1.0) != churn) continue;
+    if (threads >= 0 && j.value("threads", -1) != threads) continue;
+    return &j;
+  }
+  return nullptr;
+}
+
+void ExpectStats(const json& j, const char* field) {
+  SCOPED_TRACE(j.dump());
+  ASSERT_TRUE(j.contains(field));
+  const json& s = j[field];
+  EXPECT_GT(s["min"].get<double>(), 0);
+  EXPECT_LE(s["min"].get<double>(), s["median"].get<double>());
+  EXPECT_LE(s["median"].get<double>(), s["max"].get<double>());
+}
+
+size_t PendingPods(const Workload& w) {
+  size_t n = 0;
+  for (const auto& p : w.pods) n += p->spec.node_name.empty() ? 1 : 0;
+  return n;
+}
+
+TEST(BenchRunner, SnapshotPrintsFullDeepAndIncrementalLines) {
+  Output r = RunBenchLines(Opts("snapshot", 3));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json* full = Find(r.lines, "snapshot", "full");
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ((*full)["shape"], "S");
+  EXPECT_EQ((*full)["nodes"], 100);  // every node of S is Ready
+  EXPECT_EQ((*full)["jobs"], 50);
+  EXPECT_EQ((*full)["runs"], 3);
+  ExpectStats(*full, "ms");
+  EXPECT_GT((*full)["bytes"].get<int64_t>(), 0);
+  EXPECT_GT((*full)["x_memcpy"].get<double>(), 0);
+  for (int threads : {1, 2}) {
+    const json* deep = Find(r.lines, "snapshot", "deep", -1, threads);
+    ASSERT_NE(deep, nullptr) << threads;
+    ExpectStats(*deep, "ms");
+    // A deep copy holds every job's and node's task entries: more than the pointer snapshot.
+    EXPECT_GT((*deep)["bytes"].get<int64_t>(), (*full)["bytes"].get<int64_t>());
+  }
+  ASSERT_NE(Find(r.lines, "snapshot", "incremental", 0.01), nullptr);
+  ExpectStats(*Find(r.lines, "snapshot", "incremental", 0.01), "ms");
+  ASSERT_NE(Find(r.lines, "snapshot", "incremental", 0.0), nullptr);
+}
+
+TEST(BenchRunner, MemoryCountsTheShapesTasksAndNodes) {
+  Output r = RunBenchLines(Opts("memory"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json* m = Find(r.lines, "memory", "cache");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ((*m)["tasks"], 500);
+  EXPECT_EQ((*m)["nodes"], 100);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator does not report glibc heap statistics";
+#endif
+  // A task holds at least its pod object; the whole cache is far below 100 KB per task.
+  EXPECT_GT((*m)["bytes_per_task"].get<double>(), 500);
+  EXPECT_LT((*m)["bytes_per_task"].get<double>(), 100000);
+  EXPECT_GT((*m)["rss_bytes"].get<int64_t>(), (*m)["heap_bytes"].get<int64_t>() / 2);
+}
+
+TEST(BenchRunner, IngestAppliesEveryPodInProcessAndFromJson) {
+  Output r = RunBenchLines(Opts("ingest", 3));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json* in = Find(r.lines, "ingest", "in_process");
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ((*in)["events"], 500);
+  ExpectStats(*in, "per_s");
+  const json* js = Find(r.lines, "ingest", "watch_json");
+  ASSERT_NE(js, nullptr);
+  EXPECT_EQ((*js)["events"], 500);
+  EXPECT_GT((*js)["bytes_per_event"].get<double>(), 1000);  // real-size pod objects
+  ExpectStats(*js, "per_s");
+}
+
+TEST(BenchRunner, BindMeasuresEveryModeAndAccountsForEveryBind) {
+  // The bench itself fails (rc 1) when a bind is lost, duplicated or not Bound in the cache.
+  Output r = RunBenchLines(Opts("bind", 2));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> modes = {"add_bind_task", "pipeline_instant"};
+#ifdef VOLCACHE_TEST_KUBE
+  modes.push_back("rest_loopback");
+#endif
+  for (const std::string& mode : modes) {
+    const json* j = Find(r.lines, "bind", mode);
+    ASSERT_NE(j, nullptr) << mode;
+    ExpectStats(*j, "per_s");
+  }
+  EXPECT_GT((*Find(r.lines, "bind", "add_bind_task"))["binds"].get<int64_t>(), 0);
+
+  BenchOptions only = Opts("bind", 1);
+  only.mode = "add_bind_task";
+  Output one = RunBenchLines(only);
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(one.lines.size(), 1u);
+  EXPECT_EQ(one.lines[0]["mode"], "add_bind_task");
+}
+
+TEST(BenchRunner, EndToEndBindsEveryPendingPodOfTheShape) {
+  Output r = RunBenchLines(Opts("e2e"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json* j = Find(r.lines, "e2e", "session_instant_binder");
+  ASSERT_NE(j, nullptr);
+  Workload w = BuildWorkload(*ShapeByName("S"));
+  EXPECT_EQ((*j)["binds"].get<size_t>(), PendingPods(w));
+  ExpectStats(*j, "per_s");
+  ExpectStats((*j)["first_session_ms"], "open");
+}
+
+TEST(BenchRunner, UnknownShapeOrBenchmarkIsAnErrorNamingIt) {
+  BenchOptions o = Opts("snapshot");
+  o.shape = "XXXL";
+  Output r = RunBenchLines(o);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("XXXL"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.lines.empty());
+
+  Output u = RunBenchLines(Opts("warp"));
+  EXPECT_EQ(u.rc, 2);
+  EXPECT_NE(u.err.find("warp"), std::string::npos) << u.err;
+}
+
+}  // namespace
+}  // namespace volcache::bench
