@@ -136,25 +136,24 @@ TEST(BenchRunner, IngestAppliesEveryPodInProcessAndFromJson) {
 
 TEST(BenchRunner, BindMeasuresEveryModeAndAccountsForEveryBind) {
   // The bench itself fails (rc 1) when a bind is lost, duplicated or not Bound in the cache.
-  Output r = RunBenchLines(Opts("bind", 2));
-  ASSERT_EQ(r.rc, 0) << r.err;
   std::vector<std::string> modes = {"add_bind_task", "pipeline_instant"};
-#ifdef VOLCACHE_TEST_KUBE
+#if defined(VOLCACHE_TEST_KUBE) && !defined(__SANITIZE_THREAD__)
+  // Not under TSan: it reports a race between two worker threads of cpp-httplib 0.11's
+  // server, inside the (uninstrumented) library, in about half the runs; no volcache code is
+  // on either stack. The REST binder and client are covered under TSan by the kube tests.
   modes.push_back("rest_loopback");
 #endif
   for (const std::string& mode : modes) {
+    BenchOptions o = Opts("bind", 2);
+    o.mode = mode;
+    Output r = RunBenchLines(o);
+    ASSERT_EQ(r.rc, 0) << mode << ": " << r.err;
+    ASSERT_EQ(r.lines.size(), 1u) << mode;  // --mode selects one measurement
     const json* j = Find(r.lines, "bind", mode);
     ASSERT_NE(j, nullptr) << mode;
     ExpectStats(*j, "per_s");
+    EXPECT_GT((*j)["binds"].get<int64_t>(), 0) << mode;
   }
-  EXPECT_GT((*Find(r.lines, "bind", "add_bind_task"))["binds"].get<int64_t>(), 0);
-
-  BenchOptions only = Opts("bind", 1);
-  only.mode = "add_bind_task";
-  Output one = RunBenchLines(only);
-  ASSERT_EQ(one.rc, 0) << one.err;
-  ASSERT_EQ(one.lines.size(), 1u);
-  EXPECT_EQ(one.lines[0]["mode"], "add_bind_task");
 }
 
 TEST(BenchRunner, EndToEndBindsEveryPendingPodOfTheShape) {
