@@ -187,11 +187,13 @@ void NodeInfo::NoteNegativeIdle(const TaskInfo& task) {
                task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
 }
 
+Status NodeInfo::AlreadyOnNode(const TaskInfo& task) const {
+  return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
+}
+
 Status NodeInfo::CanAddTask(const TaskInfo& task) const {
   VC_RETURN_IF_ERROR(CheckTaskNode(task));
-  if (tasks_.find(task.key()) != tasks_.end()) {
-    return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
-  }
+  if (tasks_.find(task.key()) != tasks_.end()) return AlreadyOnNode(task);
   return CheckBindingFits(task, idle_);
 }
 
@@ -201,7 +203,7 @@ Status NodeInfo::AddTask(const TaskInfo& task) {
   // The node keeps its own copy so later changes to the caller's task do not skew the
   // accounting; removal reverses exactly this copy.
   auto [it, inserted] = tasks_.try_emplace(task.key(), task);
-  if (!inserted) return Status::AlreadyExists(fmt::format("task {} is already on node {}", task.key(), name_));
+  if (!inserted) return AlreadyOnNode(task);
   if (Status fits = CheckBindingFits(task, idle_); !fits.ok()) {
     tasks_.erase(it);
     return fits;
@@ -235,11 +237,9 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
     VC_RETURN_IF_ERROR(CheckBindingFits(task, idle));
   }
   Account(it->second, -1);
-  // Re-key: the key views the stored task's TaskMeta, which `task` may replace.
-  auto entry = tasks_.extract(it);
-  entry.mapped() = task;
-  entry.key() = entry.mapped().key();
-  const TaskInfo& stored = tasks_.insert(std::move(entry)).position->second;
+  // Re-keyed: the key views the stored task's TaskMeta, which `task` may replace.
+  const TaskInfo& stored =
+      ReplaceAndRekey(tasks_, it, task, [](const TaskInfo& t) -> std::string_view { return t.key(); });
   Account(stored, +1);
   NoteNegativeIdle(stored);
   ++generation_;

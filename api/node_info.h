@@ -112,6 +112,7 @@ class NodeInfo {
   void Account(const TaskInfo& t, int sign);  // adds (+1) or reverses (-1) t's contribution
   void RecomputeFromTasks();
   Status CheckTaskNode(const TaskInfo& task) const;
+  Status AlreadyOnNode(const TaskInfo& task) const;  // the AlreadyExists error
   // Binding tasks must fit `idle` (only when the Node object is known).
   Status CheckBindingFits(const TaskInfo& task, const Resource& idle) const;
   void NoteNegativeIdle(const TaskInfo& added);

@@ -32,4 +32,14 @@ namespace volcache {
 template <typename V>
 using ViewKeyMap = std::unordered_map<std::string_view, V, StringHash, std::equal_to<>>;
 
+// Replaces the value of entry `it` with `value` and re-keys the entry with `key_of(value)`
+// (a view into the new value), without reallocating the node. Returns the stored value.
+template <typename V, typename KeyOf>
+V& ReplaceAndRekey(ViewKeyMap<V>& map, typename ViewKeyMap<V>::iterator it, V value, KeyOf key_of) {
+  auto node = map.extract(it);
+  node.mapped() = std::move(value);
+  node.key() = key_of(node.mapped());
+  return map.insert(std::move(node)).position->second;
+}
+
 }  // namespace volcache

@@ -111,7 +111,7 @@ struct SchedulerCache::Impl {
   std::string global_default_class;
   int32_t default_priority = 0;
   std::map<std::string, std::map<std::string, QuotaEntry>, std::less<>> quotas;  // ns → name → entry
-  ViewKeyMap<TaskLoc> task_index;  // key views TaskLoc::meta->key  // "ns/name" → location
+  ViewKeyMap<TaskLoc> task_index;  // "ns/name" (a view of TaskLoc::meta->key) → location
   std::unordered_map<std::string, TaskInfo> jobless;    // "ns/name" → task of no job
   std::unordered_map<std::string, AssumedEntry> assumed;
   std::vector<EvictionRequest> evictions;
@@ -253,12 +253,9 @@ struct SchedulerCache::Impl {
       VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
     }
     auto [loc, inserted] = task_index.try_emplace(task.meta->key, TaskLoc{task.meta});
-    if (!inserted) {
-      // Re-key: the key views the old TaskMeta, which the new location replaces.
-      auto entry = task_index.extract(loc);
-      entry.mapped() = TaskLoc{task.meta};
-      entry.key() = entry.mapped().meta->key;
-      task_index.insert(std::move(entry));
+    if (!inserted) {  // re-keyed: the key views the old TaskMeta, which the new location replaces
+      ReplaceAndRekey(task_index, loc, TaskLoc{task.meta},
+                      [](const TaskLoc& l) -> std::string_view { return l.meta->key; });
     }
   }
 
