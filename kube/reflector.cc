@@ -78,6 +78,10 @@ Reflector::~Reflector() { Stop(); }
 void Reflector::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || stopping_) return;
+  // spdlog builds its registry on first use, inside the (uninstrumented) shared library; do it
+  // on this thread, before the reflector's thread and its siblings can race to it (TSan saw
+  // one thread reading the default logger while another was creating it).
+  spdlog::default_logger_raw();
   thread_ = std::thread([this] { Loop(); });
 }
 
