@@ -169,25 +169,74 @@ TEST(RealClockTest, AfterFuncFiresNoEarlierThanDue) {
   EXPECT_EQ(clock.PendingTimers(), 0u);
 }
 
+// Holds the timer thread inside a callback until released, so a test can set up several
+// timers (and cancel some) while none of them can run, and let real time pass until all are
+// due. Order and cancellation are then proven without racing the clock: a descheduled test
+// thread only makes the test slower, never wrong.
+class TimerThreadGate {
+ public:
+  explicit TimerThreadGate(RealClock& clock) {
+    clock.AfterFunc(Duration::zero(), [this] {
+      entered_.set_value();
+      release_.get_future().wait();
+    });
+    EXPECT_EQ(entered_.get_future().wait_for(kTimeout), std::future_status::ready);
+  }
+  ~TimerThreadGate() { Release(); }
+  void Release() {
+    if (!released_) release_.set_value();
+    released_ = true;
+  }
+
+ private:
+  std::promise<void> entered_;
+  std::promise<void> release_;
+  bool released_ = false;
+};
+
+// Waits (without sleeping a fixed amount) until `clock` has passed `t`.
+void WaitUntil(const RealClock& clock, TimePoint t) {
+  while (clock.Now() < t) std::this_thread::yield();
+}
+
 TEST(RealClockTest, FiresInTimeOrder) {
   Recorder rec;
   RealClock clock;
+  TimerThreadGate gate(clock);
+  const TimePoint start = clock.Now();
   clock.AfterFunc(milliseconds(30), rec.Fn(30));
   clock.AfterFunc(milliseconds(1), rec.Fn(1));
   clock.AfterFunc(milliseconds(15), rec.Fn(15));
+  WaitUntil(clock, start + milliseconds(31));  // all three due while the thread is held
+  gate.Release();
   ASSERT_TRUE(rec.WaitFor(3));
   EXPECT_EQ(rec.order(), (std::vector<int>{1, 15, 30}));
+}
+
+TEST(RealClockTest, FiresInTimeOrderWhenDueOneByOne) {
+  // Real time is the point here: spacing of seconds, so a loaded machine cannot reorder them.
+  Recorder rec;
+  RealClock clock;
+  clock.AfterFunc(milliseconds(2000), rec.Fn(2));
+  clock.AfterFunc(milliseconds(1), rec.Fn(0));
+  clock.AfterFunc(milliseconds(1000), rec.Fn(1));
+  ASSERT_TRUE(rec.WaitFor(3));
+  EXPECT_EQ(rec.order(), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(RealClockTest, CancelPreventsFiring) {
   Recorder rec;
   RealClock clock;
-  // If the cancel did not work, 1 would fire before 20 (timers run in time order).
+  TimerThreadGate gate(clock);
+  const TimePoint start = clock.Now();
   uint64_t cancelled = clock.AfterFunc(milliseconds(1), rec.Fn(1));
   clock.AfterFunc(milliseconds(20), rec.Fn(20));
-  EXPECT_TRUE(clock.Cancel(cancelled));
+  EXPECT_TRUE(clock.Cancel(cancelled));  // the timer thread is held: it cannot have run
   EXPECT_FALSE(clock.Cancel(cancelled));
+  WaitUntil(clock, start + milliseconds(21));  // the cancelled one would be due too
+  gate.Release();
   ASSERT_TRUE(rec.WaitFor(1));
+  // Both would have been due at release; time order means 1 would have run before 20.
   EXPECT_EQ(rec.order(), (std::vector<int>{20}));
 
   uint64_t far = clock.AfterFunc(hours(1), rec.Fn(3600));
