@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iostream>
+#include <string>
 #include <map>
 #include <mutex>
 
@@ -31,9 +33,19 @@ std::vector<CommandSpec> RegisteredCommands() {
   return out;
 }
 
+// CLI11's message on one line; it already names the flag ("--jobs: Value x not in range ...",
+// "The following argument was not expected: --bogus").
+std::string UsageLine(const CLI::ParseError& e) {
+  std::string msg = e.what();
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+  return msg.empty() ? e.get_name() : msg;
+}
+
 }  // namespace volcache::cmd
 
 int main(int argc, char** argv) {
+  using volcache::cmd::UsageLine;
   CLI::App app{"volcache: the cluster-state cache of a Volcano-style batch scheduler"};
   app.require_subcommand(1);
   int verbosity = 0;
@@ -45,7 +57,16 @@ int main(int argc, char** argv) {
     runners[sub] = spec.factory(*sub);
   }
 
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", std::string("volcache ") + VOLCACHE_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed on stdout, exit 0
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors: one line naming the flag, exit 2 (not CLI11's own codes 105-109).
+    std::cerr << "volcache: " << UsageLine(e) << " (see volcache --help)\n";
+    return 2;
+  }
   spdlog::set_default_logger(spdlog::stderr_color_mt("volcache"));
   spdlog::set_level(verbosity >= 4 ? spdlog::level::debug
                     : verbosity >= 2 ? spdlog::level::info

@@ -130,6 +130,7 @@ Result<double> Number(const std::string& path, size_t line, const char* column, 
 
 void SortAndSlice(SimWorkload& w, const TraceOptions& o) {
   std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
+  w.total_jobs = w.jobs.size();
   size_t first = std::min(o.skip, w.jobs.size());
   size_t last = std::min(w.jobs.size(), first + o.max_jobs);
   std::vector<SimJob> slice(std::make_move_iterator(w.jobs.begin() + static_cast<std::ptrdiff_t>(first)),
@@ -140,6 +141,49 @@ void SortAndSlice(SimWorkload& w, const TraceOptions& o) {
     for (auto& j : slice) j.submit -= t0;
   }
   w.jobs = std::move(slice);
+}
+
+// The API server's validation refuses negative quantities in requests, limits, overhead,
+// capacity and allocatable; a manifest for the simulator gets the same answer, naming the
+// object and field.
+Status CheckNotNegative(const k8s::ResourceList& list, const std::string& where) {
+  for (const auto& [name, q] : list) {
+    if (q.negative()) {
+      return Status::InvalidArgument(fmt::format("{}[{}]: negative quantity {} (must be >= 0)", where, name, q.ToDecimalString()));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
+  auto id = [](const k8s::ObjectMeta& m) { return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name; };
+  std::vector<std::pair<const k8s::ResourceList*, std::string>> fields;
+  if (const auto* p = std::get_if<k8s::Pod>(&obj)) {
+    const std::string who = fmt::format("{}: Pod {}: spec.", path, id(p->metadata));
+    for (const char* kind : {"containers", "initContainers"}) {
+      const auto& list = std::string_view(kind) == "containers" ? p->spec.containers : p->spec.init_containers;
+      for (size_t i = 0; i < list.size(); ++i) {
+        fields.emplace_back(&list[i].requests, fmt::format("{}{}[{}].resources.requests", who, kind, i));
+        fields.emplace_back(&list[i].limits, fmt::format("{}{}[{}].resources.limits", who, kind, i));
+      }
+    }
+    fields.emplace_back(&p->spec.overhead, who + "overhead");
+  } else if (const auto* n = std::get_if<k8s::Node>(&obj)) {
+    const std::string who = fmt::format("{}: Node {}: status.", path, id(n->metadata));
+    fields.emplace_back(&n->status.capacity, who + "capacity");
+    fields.emplace_back(&n->status.allocatable, who + "allocatable");
+  } else if (const auto* q = std::get_if<k8s::Queue>(&obj)) {
+    const std::string who = fmt::format("{}: Queue {}: spec.", path, id(q->metadata));
+    fields.emplace_back(&q->spec.capability, who + "capability");
+    fields.emplace_back(&q->spec.deserved, who + "deserved");
+    fields.emplace_back(&q->spec.guarantee, who + "guarantee.resource");
+  } else if (const auto* pg = std::get_if<k8s::PodGroup>(&obj)) {
+    fields.emplace_back(&pg->spec.min_resources, fmt::format("{}: PodGroup {}: spec.minResources", path, id(pg->metadata)));
+  }
+  for (const auto& [list, where] : fields) {
+    if (Status s = CheckNotNegative(*list, where); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -270,6 +314,7 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
   std::map<std::string, SimJob> jobs;  // ns/name of the PodGroup
   std::vector<k8s::Pod> pods;
   for (auto& obj : *objects) {
+    if (Status s = CheckQuantities(obj, path); !s.ok()) return s;
     if (auto* n = std::get_if<k8s::Node>(&obj)) {
       w.nodes.push_back(std::make_shared<const k8s::Node>(std::move(*n)));
     } else if (auto* q = std::get_if<k8s::Queue>(&obj)) {
@@ -305,7 +350,16 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
     if (p.metadata.namespace_.empty()) p.metadata.namespace_ = "default";
     if (p.metadata.uid.empty()) p.metadata.uid = "sim-pod-" + p.metadata.namespace_ + "-" + p.metadata.name;
     if (p.metadata.resource_version.empty()) p.metadata.resource_version = "1";
-    if (p.spec.scheduler_name.empty()) p.spec.scheduler_name = o.scheduler_name;
+    // The decoder already defaults an unset schedulerName to "default-scheduler", as the API
+    // server does; such a pod would wait forever in the simulated cluster, so say so.
+    if (p.spec.node_name.empty() && p.spec.scheduler_name != o.scheduler_name) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: Pod {}/{}: spec.schedulerName is \"{}\"{}, but the simulated cluster runs only scheduler \"{}\": "
+          "set spec.schedulerName: {} (or bind the pod with spec.nodeName)",
+          path, p.metadata.namespace_, p.metadata.name, p.spec.scheduler_name,
+          p.spec.scheduler_name == "default-scheduler" ? " (the API server's default when it is not set)" : "",
+          o.scheduler_name, o.scheduler_name));
+    }
     if (p.status.phase.empty()) p.status.phase = "Pending";
     auto g = p.metadata.annotations.find(kGroupAnnotation);
     if (g == p.metadata.annotations.end()) {
@@ -337,12 +391,26 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
 }
 
 Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& o) {
-  if (spec == "trace:philly") return LoadPhillyTrace(DataDir() + "/traces", o);
-  if (spec == "trace:alibaba") return LoadAlibabaTrace(DataDir() + "/traces", o);
-  if (spec.rfind("trace:", 0) == 0) {
+  Result<SimWorkload> w = SimWorkload{};
+  if (spec == "trace:philly") {
+    w = LoadPhillyTrace(DataDir() + "/traces", o);
+  } else if (spec == "trace:alibaba") {
+    w = LoadAlibabaTrace(DataDir() + "/traces", o);
+  } else if (spec.rfind("trace:", 0) == 0) {
     return Status::InvalidArgument("workload \"" + spec + "\": known traces are trace:philly and trace:alibaba");
+  } else {
+    w = LoadManifests(spec, o);
   }
-  return LoadManifests(spec, o);
+  if (!w.ok()) return w;
+  if (w->jobs.empty()) {
+    if (spec.rfind("trace:", 0) == 0) {
+      return Status::InvalidArgument(fmt::format(
+          "workload {}: --skip {} --jobs {} selects no jobs: the trace has {} jobs; lower --skip", spec, o.skip,
+          o.max_jobs, w->total_jobs));
+    }
+    return Status::InvalidArgument(fmt::format("workload {}: no PodGroups or Pods to run", spec));
+  }
+  return w;
 }
 
 }  // namespace volcache::sim

@@ -40,6 +40,7 @@ struct SimWorkload {
   std::vector<std::shared_ptr<const k8s::Queue>> queues;
   std::vector<std::shared_ptr<const k8s::PriorityClass>> priority_classes;
   std::vector<SimJob> jobs;  // in arrival order
+  size_t total_jobs = 0;     // traces: jobs in the whole trace, before the slice
 };
 
 struct TraceOptions {

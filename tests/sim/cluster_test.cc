@@ -188,6 +188,55 @@ TEST(WorkloadTest, BadInputNamesTheObjectAndField) {
   EXPECT_FALSE(LoadWorkload("/nonexistent/workload.yaml", TraceOptions{}).ok());
 }
 
+TEST(WorkloadTest, NegativeQuantitiesAreRefusedNamingTheObjectAndField) {
+  struct Case {
+    std::string from, to, want;
+  };
+  const std::vector<Case> cases = {
+      {"requests: {cpu: \"1\"}", "requests: {cpu: \"-1\"}",
+       "Pod ml/lone: spec.containers[0].resources.requests[cpu]: negative quantity -1"},
+      {"memory: 32Gi", "memory: -32Gi", "Node n1: status.allocatable[memory]: negative quantity"},
+      {"spec: {weight: 2}", "spec: {weight: 2, capability: {cpu: \"-4\"}}", "Queue team: spec.capability[cpu]"},
+  };
+  for (const auto& c : cases) {
+    std::string text = kManifest;
+    ASSERT_NE(text.find(c.from), std::string::npos) << c.from;
+    text.replace(text.find(c.from), c.from.size(), c.to);
+    TempFile f(text);
+    auto w = LoadWorkload(f.path(), TraceOptions{});
+    ASSERT_FALSE(w.ok()) << c.to;
+    EXPECT_THAT(w.status().message(), HasSubstr(c.want));
+  }
+}
+
+TEST(WorkloadTest, PodWithoutSchedulerNameGetsTheApiServersDefaultAndIsRefused) {
+  std::string text = kManifest;
+  const std::string ours = "spec: {schedulerName: volcano, containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}";
+  ASSERT_NE(text.find(ours), std::string::npos);
+  text.replace(text.find(ours), ours.size(), "spec: {containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}");
+  TempFile f(text);
+  auto w = LoadWorkload(f.path(), TraceOptions{});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("Pod ml/lone: spec.schedulerName is \"default-scheduler\""));
+  EXPECT_THAT(w.status().message(), HasSubstr("set spec.schedulerName: volcano"));
+  // Bound to a node, the same pod is a foreign pod the cluster simply runs.
+  text.replace(text.find("spec: {containers"), 6, "spec: {nodeName: n1, ");
+  TempFile g(text);
+  EXPECT_TRUE(LoadWorkload(g.path(), TraceOptions{}).ok());
+}
+
+TEST(WorkloadTest, ASliceWithNoJobsIsRefused) {
+  TraceOptions o;
+  o.skip = 1000000;
+  auto w = LoadWorkload("trace:philly", o);
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("--skip 1000000 --jobs 1000 selects no jobs: the trace has"));
+  TempFile empty("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
+  w = LoadWorkload(empty.path(), TraceOptions{});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("no PodGroups or Pods to run"));
+}
+
 TEST(WorkloadTest, ParseDuration) {
   EXPECT_EQ(*ParseDuration("1500ms"), 1500ms);
   EXPECT_EQ(*ParseDuration("90s"), 90s);

@@ -1,0 +1,79 @@
+// The `volcache` command line as a user meets it: usage errors exit 2 with one line naming
+// the flag, --version and --help exit 0, a workload that yields no jobs is refused.
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace volcache {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Outcome RunVolcache(const std::string& args) {
+  const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "cmd" / "volcache";
+  Outcome o;
+  FILE* p = popen((bin.string() + " " + args + " 2>&1").c_str(), "r");
+  if (p == nullptr) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.output.append(buf.data(), n);
+  int status = pclose(p);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+size_t Lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(CliTest, UsageErrorsExitTwoWithOneLineNamingTheFlag) {
+  for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+           {"run --jobs abc", "--jobs"},
+           {"run --bogus", "--bogus"},
+           {"run --score fastest", "--score"},
+           {"serve --kube-api-qps -1", "--kube-api-qps"},
+           {"", "subcommand"},
+           {"replay", "FILE"}}) {
+    Outcome o = RunVolcache(args);
+    EXPECT_EQ(o.exit_code, 2) << args << ": " << o.output;
+    EXPECT_EQ(Lines(o.output), 1u) << args << ": " << o.output;
+    EXPECT_THAT(o.output, StartsWith("volcache: ")) << args;
+    EXPECT_THAT(o.output, HasSubstr(flag)) << args;
+  }
+}
+
+TEST(CliTest, VersionAndHelpExitZero) {
+  Outcome v = RunVolcache("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_THAT(v.output, StartsWith("volcache "));
+  Outcome h = RunVolcache("run --help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_THAT(h.output, HasSubstr("--workload"));
+}
+
+TEST(CliTest, RunRefusesAWorkloadWithNoJobs) {
+  Outcome o = RunVolcache("run --workload trace:alibaba --skip 100000 --no-admin");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_THAT(o.output, HasSubstr("selects no jobs"));
+  EXPECT_THAT(o.output, Not(HasSubstr("makespan")));
+}
+
+}  // namespace
+}  // namespace volcache
