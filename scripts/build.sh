@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds volcache. Usage: scripts/build.sh [release|asan|tsan|fuzz] [targets...]
+# Configures and builds volcache. Usage: scripts/build.sh [release|asan|tsan|fuzz|tsa] [targets...]
 #   release (default)  build/        RelWithDebInfo, tests and benchmarks
 #   asan               build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer, tests only
 #   tsan               build-tsan/   ThreadSanitizer, tests only
 #   fuzz               build-fuzz/   clang + libFuzzer targets
+#   tsa                build-tsa/    clang -Wthread-safety -Werror: compiles the libraries (no link, no tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-release}"; shift || true
@@ -17,7 +18,12 @@ case "$kind" in
   tsan)    dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLCACHE_SANITIZE=thread -DVOLCACHE_BUILD_BENCH=OFF) ;;
   fuzz)    dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVOLCACHE_BUILD_FUZZ=ON -DVOLCACHE_WERROR=OFF
                                  -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF) ;;
-  *) echo "usage: $0 [release|asan|tsan|fuzz] [targets...]" >&2; exit 2 ;;
+  tsa)     dir=build-tsa;  args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DVOLCACHE_THREAD_SAFETY=ON
+                                 -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF)
+           # Every library of ours (static archives: compiled, never linked).
+           [ $# -gt 0 ] || set -- volcache_api volcache_binder volcache_evictor volcache_workers volcache_cache \
+                                  volcache_kube volcache_session volcache_sim volcache_server volcache_replay ;;
+  *) echo "usage: $0 [release|asan|tsan|fuzz|tsa] [targets...]" >&2; exit 2 ;;
 esac
 # VOLCACHE_BUILD_DIR overrides the directory (e.g. a second checkout's work in parallel).
 dir="${VOLCACHE_BUILD_DIR:-$dir}"
