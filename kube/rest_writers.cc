@@ -11,6 +11,7 @@
 
 #include "api/fmt.h"
 #include "kube/reflector.h"
+#include "workers/backoff.h"
 
 namespace volcache::kube {
 
@@ -367,6 +368,9 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
   // resourceVersion as an optimistic-concurrency precondition.
   const std::string path = ObjectPath(ResourceKind::kPodGroups, pg.metadata.namespace_, pg.metadata.name);
   std::string rv = pg.metadata.resource_version;
+  // client-go's retry.DefaultRetry pacing between conflicts: 10 ms steps, jitter 0.1.
+  Backoff backoff({.initial = std::chrono::milliseconds(10), .factor = 1.0, .max = std::chrono::milliseconds(10),
+                   .jitter = 0.1});
   for (int attempt = 1;; ++attempt) {
     json patch = {{"status", status}};
     if (!rv.empty()) patch["metadata"] = {{"resourceVersion", rv}};
@@ -390,6 +394,7 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
       ++stats_.conflicts;
     }
     // Conflict: our copy is stale. Re-read the object and retry on its resourceVersion.
+    std::this_thread::sleep_for(backoff.Next());
     auto get = client_->Do("GET", path, {}, "application/json", RequestClass::kStatus);
     if (!get.ok()) return get.status().WithPrefix(what + ": re-reading after a conflict");
     if (get->status == 404) return Status::Ok();  // deleted meanwhile: nothing left to write

@@ -9,9 +9,10 @@
 //                     real server): its status goes in a merge patch of the object itself,
 //                     carrying the cached resourceVersion as a precondition; a 409 re-reads
 //                     the object (GET) and retries with its resourceVersion, at most
-//                     kPodGroupStatusAttempts times. A status identical to the one this
+//                     kPodGroupStatusAttempts times (10 ms steps with jitter between, like
+//                     client-go retry.DefaultRetry). A status identical to the one this
 //                     updater last wrote for the same object version is not sent again.
-//                     All status writes use RequestClass::kStatus (their own client bucket);
+//                     All status writes use RequestClass::kStatus (their own client bucket).
 //   RestEventRecorder core/v1 Events, posted asynchronously from a bounded queue (events are
 //                     best effort: a full queue drops and counts, never blocks a bind).
 // plus CreateQueueIfMissing for volcache's `root` and default queues.
