@@ -85,10 +85,20 @@ struct CacheRuntime::Impl {
   std::unique_ptr<Outcomes> outcomes;
   std::unique_ptr<BindFlow> flow;
   std::unique_ptr<WorkQueue> status_queue;  // before its workers: destroyed after them
+  // The status writes' token bucket (owned by the status queue's limiter): every write takes
+  // a token from it, the first of an object included, not only the retries.
+  BucketRateLimiter* status_bucket = nullptr;
   std::unique_ptr<QueueWorkers> node_workers, resync_workers, cleanup_workers, status_workers;
 
   mutable std::mutex mu;  // guards everything below
-  std::map<std::string, StatusWrite> pending_writes;     // latest desired write per object
+  // Latest desired write per object; present while the object is queued, being written or
+  // waiting for a retry (so a newer write only replaces it: coalesced, one token).
+  struct PendingWrite {
+    uint64_t seq;  // from next_write_seq: a newer write of the object has a larger one
+    StatusWrite write;
+  };
+  std::map<std::string, PendingWrite> pending_writes;
+  uint64_t next_write_seq = 0;
   std::map<std::string, Resource> written_queue_alloc;   // last written queue allocated
   std::vector<std::shared_ptr<BindContextHandler>> handlers;
   RuntimeCounters counters;
@@ -105,19 +115,25 @@ struct CacheRuntime::Impl {
   void EnqueueWrite(const std::string& key, StatusWrite w) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      pending_writes[key] = std::move(w);
+      auto [it, inserted] = pending_writes.insert_or_assign(key, PendingWrite{++next_write_seq, std::move(w)});
+      if (!inserted) return;  // coalesced: the pending write of this object now sends the newest
     }
-    status_queue->Add(key);
+    QueueWithToken(key);
   }
+
+  // Queues `key` once the status bucket grants it a token.
+  void QueueWithToken(const std::string& key) { status_queue->AddAfter(key, status_bucket->When(key)); }
 
   // One status write (the latest desired state of `key`). Keeps it pending on failure.
   Status ProcessWrite(const std::string& key) {
     StatusWrite w;
+    uint64_t seq = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
       auto it = pending_writes.find(key);
       if (it == pending_writes.end()) return Status::Ok();  // written by an earlier pass
-      w = it->second;
+      w = it->second.write;
+      seq = it->second.seq;
     }
     Status s = std::visit(
         [&](auto& v) -> Status {
@@ -132,36 +148,23 @@ struct CacheRuntime::Impl {
           }
         },
         w);
-    std::lock_guard<std::mutex> lock(mu);
-    if (s.ok()) {
-      ++counters.status_writes;
-      // Only drop it if no newer write arrived meanwhile.
-      auto it = pending_writes.find(key);
-      if (it != pending_writes.end() && it->second.index() == w.index()) {
-        bool same = std::visit(
-            [&](const auto& cur) {
-              using T = std::decay_t<decltype(cur)>;
-              const T& done = std::get<T>(w);
-              if constexpr (std::is_same_v<T, PodConditionWrite>) {
-                return cur.pod == done.pod && cur.condition.reason == done.condition.reason &&
-                       cur.condition.message == done.condition.message;
-              } else if constexpr (std::is_same_v<T, k8s::PodGroup>) {
-                return cur.metadata.resource_version == done.metadata.resource_version &&
-                       cur.status.phase == done.status.phase;
-              } else {
-                return cur.metadata.resource_version == done.metadata.resource_version &&
-                       cur.status.state == done.status.state &&
-                       cur.status.pending == done.status.pending &&
-                       cur.status.running == done.status.running &&
-                       cur.status.inqueue == done.status.inqueue;
-              }
-            },
-            it->second);
-        if (same) pending_writes.erase(it);
+    bool requeue = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (s.ok()) {
+        ++counters.status_writes;
+        // Done unless a newer write arrived meanwhile: that one goes next, with a token.
+        auto it = pending_writes.find(key);
+        if (it != pending_writes.end() && it->second.seq == seq) {
+          pending_writes.erase(it);
+        } else if (it != pending_writes.end()) {
+          requeue = true;
+        }
+      } else {
+        ++counters.status_write_failures;
       }
-    } else {
-      ++counters.status_write_failures;
     }
+    if (requeue) QueueWithToken(key);
     return s;
   }
 
@@ -251,7 +254,9 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
                                       m.dispatch.get());
   std::vector<std::unique_ptr<RateLimiter>> limiters;
   limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
-  limiters.push_back(std::make_unique<BucketRateLimiter>(options.status_qps, options.status_burst, clock));
+  auto bucket = std::make_unique<BucketRateLimiter>(options.status_qps, options.status_burst, clock);
+  m.status_bucket = bucket.get();
+  limiters.push_back(std::move(bucket));
   m.status_queue = std::make_unique<WorkQueue>("status", clock, std::make_unique<MaxOfRateLimiter>(std::move(limiters)));
 
   SchedulerCache* cache = cache_.get();

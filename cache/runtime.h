@@ -6,7 +6,9 @@
 // DeletedJobs cleanup workers; the BindFlow (AddBindTask → BindFlowChannel → 20 ms tick →
 // pre-binders → Binder → FinishBinding, or ForgetTask + SchedulerError condition + resync);
 // the evictor pipeline; the status writer (PodGroup/Queue status and pod conditions on their
-// own rate-limited queue, so they never delay binds); the assumed-task expiry timer.
+// own queue and token bucket — every write takes a token, the first of an object included —
+// coalesced per object: a newer status replaces a queued or failed older one and only the
+// newest is sent; never on the bind path); the assumed-task expiry timer.
 // Borrows (must outlive it): the ClusterSource, Binder, Evictor, StatusUpdater, EventRecorder.
 //
 // Thread-safety: every public method is safe for concurrent use. No cache lock is held
@@ -43,7 +45,7 @@ struct RuntimeOptions {
   int dispatch_threads = 4;           // binds and evictions in flight run here
   BindFlowOptions bind_flow;          // channel capacity, BATCH_BIND_NUM, tick, max concurrent binds
   Duration expiry_period = std::chrono::seconds(1);
-  double status_qps = 50;             // status writes' own limit
+  double status_qps = 50;             // status writes' own token bucket (every write, first ones too)
   int status_burst = 100;
   // Tests and replay: run everything inline on the caller (FakeClock ticks drive it).
   bool inline_execution = false;

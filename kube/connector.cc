@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/fmt.h"
+#include "workers/backoff.h"
 
 namespace volcache::kube {
 
@@ -177,16 +178,40 @@ void Connector::Starter(CacheRuntime* runtime) {
   };
   bool root = !options_.create_default_queues, dflt = !options_.create_default_queues;
   bool marked = false;
-  while (!stopping()) {
-    if (!root) {
-      Status s = CreateQueueIfMissing(client_.get(), "root", /*reclaimable=*/false);
-      root = s.ok();
-      if (!s.ok()) spdlog::warn("{}; retrying", s);
+  // Volcano's pacing for the default queues: constant steps with jitter.
+  Backoff backoff({.initial = options_.queue_retry, .factor = 1.0, .max = options_.queue_retry,
+                   .jitter = options_.queue_retry_jitter});
+  LogThrottle log(RealClock::Instance());
+  bool said_steps = false;
+  auto next_attempt = std::chrono::steady_clock::now();
+  // One queue; false when it failed (and was logged, throttled).
+  auto create = [&](const std::string& name, bool reclaimable) {
+    ++queue_create_attempts_;
+    Status s = CreateQueueIfMissing(client_.get(), name, reclaimable);
+    if (s.ok()) return true;
+    if (s.code() == StatusCode::kFailedPrecondition && s.message().find("HTTP 403") != std::string::npos) {
+      return false;  // CreateQueueIfMissing named the missing permission (once)
     }
-    if (!dflt) {
-      Status s = CreateQueueIfMissing(client_.get(), options_.default_queue, /*reclaimable=*/true);
-      dflt = s.ok();
-      if (!s.ok()) spdlog::warn("{}; retrying", s);
+    uint64_t suppressed = 0;
+    const std::string msg = fmt::format("{}; retrying", s);
+    if (log.ShouldLog("create-queue/" + name, msg, &suppressed)) {
+      spdlog::warn("{}", LogThrottle::WithRepeats(msg, suppressed));
+    }
+    return false;
+  };
+  while (!stopping()) {
+    const auto now = std::chrono::steady_clock::now();
+    if ((!root || !dflt) && now >= next_attempt) {
+      if (!root) root = create("root", /*reclaimable=*/false);
+      // The same cause would fail the second POST too: it waits for the first.
+      if (root && !dflt) dflt = create(options_.default_queue, /*reclaimable=*/true);
+      if (!root || !dflt) {
+        next_attempt = std::chrono::steady_clock::now() + backoff.Next();
+        if (!said_steps && backoff.steps() >= static_cast<uint64_t>(options_.queue_retry_steps)) {
+          said_steps = true;
+          spdlog::error("the root/default queues could not be created after {} attempts; still retrying", backoff.steps());
+        }
+      }
     }
     if (root && dflt) queues_created_ = true;
     if (!marked && HasSynced()) {
@@ -195,8 +220,14 @@ void Connector::Starter(CacheRuntime* runtime) {
       spdlog::info("initial lists applied");
     }
     if (marked && root && dflt) return;
+    // Poll for the initial lists every 10 ms; otherwise sleep until the next queue attempt.
+    Duration wait = marked ? Duration(next_attempt - std::chrono::steady_clock::now())
+                           : std::min<Duration>(std::chrono::milliseconds(10),
+                                                next_attempt - std::chrono::steady_clock::now());
+    if (root && dflt) wait = std::chrono::milliseconds(10);
+    wait = std::max<Duration>(wait, Duration::zero());
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, marked ? options_.queue_retry : std::chrono::milliseconds(10), [&] { return stopping_; });
+    cv_.wait_for(lock, wait, [&] { return stopping_; });
   }
 }
 
@@ -233,6 +264,7 @@ ConnectorStats Connector::stats() const {
   s.decode_errors = decode_errors_;
   s.filtered_pods = filtered_pods_;
   s.queues_created = queues_created_;
+  s.queue_create_attempts = queue_create_attempts_;
   return s;
 }
 

@@ -11,7 +11,11 @@
 //   rt.Run(); conn.Start(&rt); rt.WaitForCacheSync(...); ... rt.Stop(); conn.Stop();
 // Start() launches the reflectors and a starter thread that creates the `root` and default
 // queues on the server (retrying until both exist; "already exists" is success) and calls
-// MarkInitialListsApplied() once every reflector has applied its first LIST.
+// MarkInitialListsApplied() once every reflector has applied its first LIST. Queue creation
+// is paced like Volcano's (steps of `queue_retry`, 1 s, with jitter 0.1; after
+// `queue_retry_steps` failed steps it says so once and keeps retrying at that pace); a
+// failure is logged once and its identical repeats counted (LogThrottle); a 403 names the
+// missing permission once.
 //
 // Pod filter (SPEC §3): pods whose schedulerName is ours, plus any pod bound to a node.
 // A pod that enters or leaves the filter on an update is added or deleted (client-go's
@@ -43,7 +47,9 @@ struct ConnectorOptions {
   bool use_eviction_api = false;      // --eviction-api
   RestBinderOptions binder;           // --kube-bind-concurrency
   bool create_default_queues = true;  // root + default on the server
-  Duration queue_retry = std::chrono::seconds(1);
+  Duration queue_retry = std::chrono::seconds(1);  // queue creation: the backoff step
+  double queue_retry_jitter = 0.1;
+  int queue_retry_steps = 60;
   std::string event_component = "volcano";
 };
 
@@ -52,6 +58,7 @@ struct ConnectorStats {
   uint64_t decode_errors = 0;  // objects the decoder refused
   uint64_t filtered_pods = 0;  // pod events outside the scheduler filter
   bool queues_created = false;
+  uint64_t queue_create_attempts = 0;  // POSTs of the root/default queues
 };
 
 class Connector {
@@ -99,6 +106,7 @@ class Connector {
   bool started_ = false;   // guarded by mu_
   std::atomic<uint64_t> cache_errors_{0}, decode_errors_{0}, filtered_pods_{0};
   std::atomic<bool> queues_created_{false};
+  std::atomic<uint64_t> queue_create_attempts_{0};
   std::thread starter_;
 };
 

@@ -6,8 +6,11 @@
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
+
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -94,7 +97,30 @@ Status TransportError(httplib::Error err, std::string_view method, const std::st
   return Status::Unavailable(msg);
 }
 
+// True when an idle keep-alive socket can no longer carry a request: the server closed it
+// (readable EOF, CLOSE-WAIT on our side) or sent something unsolicited (a TLS close_notify,
+// an HTTP 408). An idle HTTP/1.1 connection has nothing to read.
+bool IdleSocketStale(socket_t fd) {
+  if (fd == INVALID_SOCKET) return false;  // not connected: the next request connects afresh
+  pollfd p{fd, POLLIN, 0};
+  int r = ::poll(&p, 1, 0);
+  return r != 0;  // readable, hung up, or poll failed
+}
+
+// Per-verb latency histogram (non-cumulative counts per bucket; the last is +Inf).
+struct LatencyAcc {
+  std::vector<uint64_t> counts;
+  double sum = 0;
+  uint64_t count = 0;
+};
+
 }  // namespace
+
+const std::vector<double>& RestClientMetrics::LatencyBuckets() {
+  static const std::vector<double> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                               0.25,  0.5,    1,     2.5,  5,     10};
+  return kBuckets;
+}
 
 // ------------------------------------------------------------------------ WatchHandle
 
@@ -123,18 +149,41 @@ struct RestClient::Impl {
   KubeConfig config;
   RestClientOptions options;
   ParsedUrl url;
-  std::unique_ptr<BucketRateLimiter> limiter;
+  std::unique_ptr<BucketRateLimiter> limiter;         // RequestClass::kDefault
+  std::unique_ptr<BucketRateLimiter> status_limiter;  // RequestClass::kStatus
 
   // TLS material parsed once (SSL_CTX_use_* takes its own references).
   X509* client_cert = nullptr;
   EVP_PKEY* client_key = nullptr;
   std::vector<X509*> ca_certs;
 
+  struct Idle {
+    std::unique_ptr<httplib::ClientImpl> client;
+    std::chrono::steady_clock::time_point since;
+  };
+
   mutable std::mutex mu;  // guards everything below
-  std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
+  std::vector<Idle> idle;  // most recently released last
   std::string token;
   std::chrono::steady_clock::time_point token_read;
   RestClientStats stats;
+  std::map<std::pair<std::string, int>, uint64_t> by_code;  // (verb, code) -> requests
+  std::map<std::string, LatencyAcc> latency;                // verb -> histogram
+  Duration limiter_wait{0};
+  uint64_t rate_limited = 0, stale_retries = 0, stale_connections = 0;
+
+  void Observe(std::string_view verb, int code, Duration took) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++by_code[{std::string(verb), code}];
+    LatencyAcc& acc = latency[std::string(verb)];
+    const auto& bounds = RestClientMetrics::LatencyBuckets();
+    if (acc.counts.empty()) acc.counts.assign(bounds.size() + 1, 0);
+    const double secs = std::chrono::duration<double>(took).count();
+    size_t i = std::lower_bound(bounds.begin(), bounds.end(), secs) - bounds.begin();
+    ++acc.counts[i];
+    acc.sum += secs;
+    ++acc.count;
+  }
 
   ~Impl() {
     idle.clear();
@@ -229,27 +278,58 @@ struct RestClient::Impl {
     return c;
   }
 
-  std::unique_ptr<httplib::ClientImpl> Acquire() {
+  // A pooled connection that is still usable (`*reused` true), else a new one. Connections
+  // idle longer than idle_timeout, or that the server closed, are dropped (outside mu: a
+  // TLS client's destructor may write a close_notify).
+  std::unique_ptr<httplib::ClientImpl> Acquire(bool* reused) {
+    std::vector<std::unique_ptr<httplib::ClientImpl>> dropped;
+    std::unique_ptr<httplib::ClientImpl> found;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (!idle.empty()) {
-        auto c = std::move(idle.back());
+      const auto now = std::chrono::steady_clock::now();
+      while (!idle.empty()) {
+        Idle e = std::move(idle.back());
         idle.pop_back();
-        return c;
+        if (now - e.since > options.idle_timeout || IdleSocketStale(e.client->socket())) {
+          ++stale_connections;
+          dropped.push_back(std::move(e.client));
+          continue;
+        }
+        found = std::move(e.client);
+        break;
       }
     }
+    dropped.clear();
+    *reused = found != nullptr && found->is_socket_open();
+    if (found) return found;
     return NewClient(options.request_timeout);
+  }
+
+  void DropIdle() {
+    std::vector<Idle> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      dropped.swap(idle);
+      stale_connections += dropped.size();
+    }
   }
 
   void Release(std::unique_ptr<httplib::ClientImpl> c) {
     std::lock_guard<std::mutex> lock(mu);
-    if (idle.size() < options.max_idle_connections) idle.push_back(std::move(c));
+    if (idle.size() < options.max_idle_connections) idle.push_back({std::move(c), std::chrono::steady_clock::now()});
   }
 
-  void Throttle() {
-    if (!limiter) return;
-    Duration d = limiter->When("");
-    if (d > Duration::zero()) std::this_thread::sleep_for(d);
+  void Throttle(RequestClass cls) {
+    BucketRateLimiter* l = cls == RequestClass::kStatus ? status_limiter.get() : limiter.get();
+    if (!l) return;
+    Duration d = l->When("");
+    if (d <= Duration::zero()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      limiter_wait += d;
+      ++rate_limited;
+    }
+    std::this_thread::sleep_for(d);
   }
 };
 
@@ -266,6 +346,10 @@ Result<std::unique_ptr<RestClient>> RestClient::Create(const KubeConfig& config,
   m.url = *url;
   if (!m.options.clock) m.options.clock = RealClock::Instance();
   if (options.qps > 0) m.limiter = std::make_unique<BucketRateLimiter>(options.qps, std::max(1, options.burst), m.options.clock);
+  if (options.status_qps > 0) {
+    m.status_limiter =
+        std::make_unique<BucketRateLimiter>(options.status_qps, std::max(1, options.status_burst), m.options.clock);
+  }
   Status tls = m.LoadTls();
   if (!tls.ok()) return tls.WithPrefix("kubeconfig context " + config.context);
   return c;
@@ -278,29 +362,81 @@ RestClientStats RestClient::stats() const {
   return impl_->stats;
 }
 
+RestClientMetrics RestClient::metrics() const {
+  const Impl& m = *impl_;
+  RestClientMetrics out;
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (const auto& [key, n] : m.by_code) out.requests.push_back({key.first, key.second, n});
+  for (const auto& [verb, acc] : m.latency) {
+    RestClientMetrics::Latency l;
+    l.verb = verb;
+    uint64_t running = 0;
+    for (uint64_t c : acc.counts) l.cumulative.push_back(running += c);
+    l.sum_seconds = acc.sum;
+    l.count = acc.count;
+    out.latency.push_back(std::move(l));
+  }
+  out.rate_limiter_wait_seconds = std::chrono::duration<double>(m.limiter_wait).count();
+  out.rate_limited = m.rate_limited;
+  out.stale_retries = m.stale_retries;
+  out.stale_connections = m.stale_connections;
+  return out;
+}
+
 Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& path, std::string_view body,
-                                    std::string_view content_type) {
+                                    std::string_view content_type, RequestClass cls) {
   Impl& m = *impl_;
   const std::string full = m.url.base_path + path;
-  const std::string ctype(content_type);
+  bool stale_retried = false;
   for (int attempt = 0;; ++attempt) {
-    m.Throttle();
-    auto client = m.Acquire();
-    httplib::Result res = [&] {
-      if (method == "GET") return client->Get(full);
-      if (method == "POST") return client->Post(full, body.data(), body.size(), ctype);
-      if (method == "PUT") return client->Put(full, body.data(), body.size(), ctype);
-      if (method == "PATCH") return client->Patch(full, body.data(), body.size(), ctype);
-      if (body.empty()) return client->Delete(full);
-      return client->Delete(full, body.data(), body.size(), ctype);
-    }();
+    m.Throttle(cls);
+    bool reused = false;
+    auto client = m.Acquire(&reused);
+    httplib::Request req;
+    req.method = std::string(method);
+    req.path = full;
+    req.headers = {{"Accept", "application/json"}, {"User-Agent", m.options.user_agent}};
+    if (!body.empty() || method != "GET") {
+      req.body.assign(body.data(), body.size());
+      req.headers.emplace("Content-Type", std::string(content_type));
+    }
+    // Set once the status line and headers were parsed: from then on the request reached
+    // the server and must not be re-sent blindly.
+    bool answered = false;
+    req.response_handler = [&answered](const httplib::Response&) {
+      answered = true;
+      return true;
+    };
+    const auto start = std::chrono::steady_clock::now();
+    httplib::Result res = client->send(req);
+    const Duration took = std::chrono::steady_clock::now() - start;
     {
       std::lock_guard<std::mutex> lock(m.mu);
       ++m.stats.requests;
       if (!res) ++m.stats.transport_errors;
       if (res && res->status == 429) ++m.stats.throttled;
     }
-    if (!res) return TransportError(res.error(), method, path);  // the connection is dropped
+    m.Observe(method, res ? res->status : 0, took);
+    if (!res) {  // the connection is dropped
+      const httplib::Error err = res.error();
+      // The server closed the keep-alive connection as we sent: nothing was answered, and
+      // the failure was quick (a read timeout means the server may still be working on it).
+      const bool quick = took < m.options.request_timeout / 2;
+      if (reused && !answered && !stale_retried && quick &&
+          (err == httplib::Error::Write || err == httplib::Error::Read || err == httplib::Error::SSLConnection)) {
+        stale_retried = true;
+        {
+          std::lock_guard<std::mutex> lock(m.mu);
+          ++m.stale_retries;
+        }
+        spdlog::debug("{} {}: {} on a reused connection before any answer; retrying on a fresh one", method, path,
+                      httplib::to_string(err));
+        client.reset();
+        m.DropIdle();  // its siblings idled as long: likely closed too
+        continue;
+      }
+      return TransportError(err, method, path);
+    }
     HttpResponse out;
     out.status = res->status;
     out.body = std::move(res->body);
@@ -326,7 +462,8 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
     out.transport = Status::Cancelled("watch cancelled");
     return out;
   }
-  m.Throttle();
+  m.Throttle(RequestClass::kDefault);
+  const auto start = std::chrono::steady_clock::now();
   auto client = m.NewClient(read_timeout);  // a stream holds its connection: never pooled
   client->set_keep_alive(false);
   {
@@ -377,6 +514,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
     out.status = res->status;
     if (out.status != 200) out.error_body = res->body;
   }
+  m.Observe("WATCH", out.status, std::chrono::steady_clock::now() - start);
   return out;
 }
 

@@ -2,17 +2,25 @@
 // RestClient: HTTP(S) to one Kubernetes API server, on cpp-httplib (kept out of this header).
 //
 // Owns a pool of keep-alive connections (requests reuse idle ones; a connection that failed
-// is discarded), the client-side rate limit (token bucket: `qps`, `burst`, defaults
-// 2000/2000 like --kube-api-qps/--kube-api-burst), TLS material (CA, client certificate,
-// insecure-skip-tls-verify) and the bearer token (a token file is re-read every minute, as
-// projected service-account tokens rotate).
+// is discarded; an idle one is retired after `idle_timeout` and checked before reuse: one the
+// server closed — readable EOF or unsolicited bytes — is dropped), the client-side rate
+// limits (token buckets: `qps`, `burst`, defaults 2000/2000 like --kube-api-qps/--kube-api-
+// burst, for ordinary requests; `status_qps`/`status_burst` for RequestClass::kStatus, which
+// never takes capacity from the main bucket, so status writes cannot delay binds), TLS
+// material (CA, client certificate, insecure-skip-tls-verify) and the bearer token (a token
+// file is re-read every minute, as projected service-account tokens rotate).
 //
 // Do() returns the server's answer for every HTTP status; an error Status only when no
 // answer arrived (Unavailable: connection refused/reset; DeadlineExceeded: timeout). A 429
 // with Retry-After is retried (up to `max_retries`, waiting at most `max_retry_after` each):
-// the server did not act on the request. Nothing else is retried here — callers decide,
+// the server did not act on the request. A request on a reused keep-alive connection that
+// failed before any response arrived (the server closed the idle connection under us) is
+// retried once on a fresh connection. Nothing else is retried here — callers decide,
 // because a POST that timed out may have been applied. ApiError() turns a non-2xx answer
 // into a Status naming the operation, the HTTP status and the Kubernetes Status message.
+//
+// metrics() is a snapshot of requests by verb and HTTP code (0: no answer), latency
+// histograms per verb and the total time spent waiting on the client-side rate limiters.
 //
 // Stream() runs one streaming GET (watch): the body's chunks go to `on_chunk` as they
 // arrive. A WatchHandle cancels it from another thread.
@@ -26,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/status.h"
 #include "kube/kubeconfig.h"
@@ -39,6 +48,9 @@ struct RestClientOptions {
   Duration connect_timeout = std::chrono::seconds(10);
   Duration request_timeout = std::chrono::seconds(30);  // read/write timeout of one request
   size_t max_idle_connections = 16;
+  Duration idle_timeout = std::chrono::seconds(30);     // idle pooled connections older are closed
+  double status_qps = 50;  // RequestClass::kStatus bucket; <= 0 disables it
+  int status_burst = 100;
   int max_retries = 5;                                  // 429 + Retry-After
   Duration max_retry_after = std::chrono::seconds(10);
   std::string user_agent = "volcache/0.1";
@@ -57,6 +69,36 @@ struct RestClientStats {
   uint64_t throttled = 0;        // 429 answers
   uint64_t connections = 0;      // connections opened
   uint64_t streams = 0;          // streams started
+};
+
+// Which client-side bucket a request takes its token from.
+enum class RequestClass {
+  kDefault,  // binds, reads, creates: the `qps`/`burst` bucket
+  kStatus,   // status writes: their own `status_qps`/`status_burst` bucket
+};
+
+// A snapshot of the client's request metrics (Prometheus-style data, no dependency on a
+// metrics library). Watches count as verb "WATCH".
+struct RestClientMetrics {
+  // Upper bounds (seconds) of the latency buckets; counts are cumulative, plus +Inf.
+  static const std::vector<double>& LatencyBuckets();  // 1 ms .. 10 s
+  struct Requests {
+    std::string verb;
+    int code = 0;  // HTTP status; 0 = transport error (no answer)
+    uint64_t count = 0;
+  };
+  struct Latency {
+    std::string verb;
+    std::vector<uint64_t> cumulative;  // cumulative[i]: requests <= LatencyBuckets()[i]; last: +Inf
+    double sum_seconds = 0;
+    uint64_t count = 0;
+  };
+  std::vector<Requests> requests;  // sorted by (verb, code)
+  std::vector<Latency> latency;    // sorted by verb
+  double rate_limiter_wait_seconds = 0;  // total time requests waited for a token
+  uint64_t rate_limited = 0;             // requests that had to wait
+  uint64_t stale_retries = 0;            // requests retried on a fresh connection
+  uint64_t stale_connections = 0;        // idle connections found closed or expired and dropped
 };
 
 // Cancels a Stream() from another thread. Cheap to copy (shared state).
@@ -83,7 +125,8 @@ class RestClient {
 
   // `path` includes the query string. `method` is GET, POST, PUT, PATCH or DELETE.
   Result<HttpResponse> Do(std::string_view method, const std::string& path, std::string_view body = {},
-                          std::string_view content_type = "application/json");
+                          std::string_view content_type = "application/json",
+                          RequestClass cls = RequestClass::kDefault);
 
   struct StreamResult {
     int status = 0;          // HTTP status (0: no answer)
@@ -98,6 +141,7 @@ class RestClient {
 
   const std::string& server() const;
   RestClientStats stats() const;
+  RestClientMetrics metrics() const;
 
  private:
   RestClient();

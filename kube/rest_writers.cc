@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <ctime>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "api/fmt.h"
 #include "kube/reflector.h"
+#include "workers/backoff.h"
 
 namespace volcache::kube {
 
@@ -48,7 +50,48 @@ Status Check(const Result<HttpResponse>& resp, std::string_view what, bool gone_
 
 std::string PodDesc(const k8s::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
+constexpr char kVolcanoGroup[] = "scheduling.volcano.sh";
+
+// Logs the missing permission of a 403 (once per verb and resource).
+void NoteForbidden(const Result<HttpResponse>& resp, std::string_view verb, std::string_view resource,
+                   std::string_view group) {
+  if (resp.ok() && resp->status == 403) LogForbiddenOnce(verb, resource, group);
+}
+
+// The answer to a write of an object at `object_path`. 2xx → OK. 404 → OK only when a GET of
+// the object confirms it is gone (a 404 for a subresource or a route that does not exist is
+// an error, not "gone"). Any other answer → the API error.
+Status CheckWrite(RestClient* client, const Result<HttpResponse>& resp, std::string_view what,
+                  const std::string& object_path) {
+  if (!resp.ok()) return resp.status().WithPrefix(what);
+  if (resp->status != 404) return ApiError(resp->status, resp->body, what);
+  auto get = client->Do("GET", object_path, {}, "application/json", RequestClass::kStatus);
+  if (!get.ok()) return get.status().WithPrefix(fmt::format("{}: HTTP 404, and confirming with a GET", what));
+  if (get->status == 404) return Status::Ok();  // gone: nothing left to write
+  if (get->status >= 200 && get->status < 300) {
+    return Status::NotFound(fmt::format("{}: HTTP 404 although GET {} finds the object: {}", what, object_path,
+                                        ApiError(404, resp->body, "write").message()));
+  }
+  return ApiError(get->status, get->body, fmt::format("{}: HTTP 404, and confirming with a GET", what));
+}
+
 }  // namespace
+
+std::string ForbiddenMessage(std::string_view verb, std::string_view resource, std::string_view group) {
+  return fmt::format("forbidden: cannot {} {} in API group \"{}\" (check the RBAC rules in README.md)", verb, resource,
+                     group);
+}
+
+bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group) {
+  static std::mutex mu;
+  static std::set<std::pair<std::string, std::string>> logged;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!logged.emplace(std::string(verb), std::string(resource)).second) return false;
+  }
+  spdlog::error("{}", ForbiddenMessage(verb, resource, group));
+  return true;
+}
 
 std::string FormatTimestamp(int64_t ms) {
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
@@ -155,7 +198,22 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
   const std::string path = ObjectPath(ResourceKind::kPods, task.namespace_(), task.name()) + "/binding";
   auto resp = client_->Do("POST", path, BindingBody(task, node));
   if (resp.ok() && resp->status >= 200 && resp->status < 300) return Status::Ok();
-  return Check(resp, fmt::format("bind {} to {}", task.key(), node), /*gone_ok=*/false);
+  const std::string what = fmt::format("bind {} to {}", task.key(), node);
+  NoteForbidden(resp, "create", "pods/binding", "");
+  if (resp.ok() && resp->status == 409) {
+    // A binding is idempotent for the same node: an earlier attempt (its answer lost, or a
+    // retry on a fresh connection) may have bound the pod already.
+    auto get = client_->Do("GET", ObjectPath(ResourceKind::kPods, task.namespace_(), task.name()));
+    if (get.ok() && get->status == 200) {
+      json pod = json::parse(get->body, nullptr, false);
+      if (pod.is_object() && pod.contains("spec") && pod["spec"].is_object() &&
+          pod["spec"].value("nodeName", "") == node &&
+          (task.uid().empty() || !pod.contains("metadata") || pod["metadata"].value("uid", "") == task.uid())) {
+        return Status::Ok();
+      }
+    }
+  }
+  return Check(resp, what, /*gone_ok=*/false);
 }
 
 // A Bind() call in progress. Lives on the caller's stack; in waiting_ while it has unclaimed
@@ -261,9 +319,30 @@ Status RestEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
 
 Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) {
   json patch = {{"status", {{"conditions", json::array({ConditionJson(condition)})}}}};
-  const std::string path = ObjectPath(ResourceKind::kPods, pod.metadata.namespace_, pod.metadata.name) + "/status";
-  return Check(client_->Do("PATCH", path, patch.dump(), kStrategicMerge),
-               fmt::format("update pod {} condition {}", PodDesc(pod), condition.type), true);
+  const std::string object = ObjectPath(ResourceKind::kPods, pod.metadata.namespace_, pod.metadata.name);
+  auto resp = client_->Do("PATCH", object + "/status", patch.dump(), kStrategicMerge, RequestClass::kStatus);
+  NoteForbidden(resp, "patch", "pods/status", "");
+  return CheckWrite(client_, resp, fmt::format("update pod {} condition {}", PodDesc(pod), condition.type), object);
+}
+
+bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status, const std::string& rv) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = written_.find(key);
+  if (it == written_.end() || it->second.status != status) return false;
+  if (rv != it->second.rv_before && rv != it->second.rv_after) return false;  // changed since: write again
+  ++stats_.skipped_identical;
+  return true;
+}
+
+void RestStatusUpdater::Remember(const std::string& key, Written w) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (written_.size() > 200000) written_.clear();  // a bound; forgetting only costs a repeat write
+  written_[key] = std::move(w);
+}
+
+RestStatusUpdater::Stats RestStatusUpdater::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
 }
 
 Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
@@ -281,18 +360,59 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
                  {"running", pg.status.running},
                  {"succeeded", pg.status.succeeded},
                  {"failed", pg.status.failed}};
-  json patch = {{"status", std::move(status)}};
-  const std::string path =
-      ObjectPath(ResourceKind::kPodGroups, pg.metadata.namespace_, pg.metadata.name) + "/status";
-  return Check(client_->Do("PATCH", path, patch.dump(), kMergePatch),
-               fmt::format("update PodGroup {}/{} status", pg.metadata.namespace_, pg.metadata.name), true);
+  const std::string status_text = status.dump();
+  const std::string what = fmt::format("update PodGroup {}/{} status", pg.metadata.namespace_, pg.metadata.name);
+  const std::string key = "podgroup/" + pg.metadata.namespace_ + "/" + pg.metadata.name;
+  if (AlreadyWritten(key, status_text, pg.metadata.resource_version)) return Status::Ok();
+  // No status subresource on the CRD: a merge patch of the object itself, with the
+  // resourceVersion as an optimistic-concurrency precondition.
+  const std::string path = ObjectPath(ResourceKind::kPodGroups, pg.metadata.namespace_, pg.metadata.name);
+  std::string rv = pg.metadata.resource_version;
+  // client-go's retry.DefaultRetry pacing between conflicts: 10 ms steps, jitter 0.1.
+  Backoff backoff({.initial = std::chrono::milliseconds(10), .factor = 1.0, .max = std::chrono::milliseconds(10),
+                   .jitter = 0.1});
+  for (int attempt = 1;; ++attempt) {
+    json patch = {{"status", status}};
+    if (!rv.empty()) patch["metadata"] = {{"resourceVersion", rv}};
+    auto resp = client_->Do("PATCH", path, patch.dump(), kMergePatch, RequestClass::kStatus);
+    NoteForbidden(resp, "patch", "podgroups", kVolcanoGroup);
+    if (resp.ok() && resp->status >= 200 && resp->status < 300) {
+      json answer = json::parse(resp->body, nullptr, false);
+      std::string after;
+      if (answer.is_object() && answer.contains("metadata") && answer["metadata"].is_object()) {
+        after = answer["metadata"].value("resourceVersion", "");
+      }
+      Remember(key, {status_text, pg.metadata.resource_version, after});
+      return Status::Ok();
+    }
+    if (!resp.ok() || resp->status != 409) return CheckWrite(client_, resp, what, path);
+    if (attempt >= kPodGroupStatusAttempts) {
+      return ApiError(resp->status, resp->body, fmt::format("{} (after {} attempts)", what, attempt));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.conflicts;
+    }
+    // Conflict: our copy is stale. Re-read the object and retry on its resourceVersion.
+    std::this_thread::sleep_for(backoff.Next());
+    auto get = client_->Do("GET", path, {}, "application/json", RequestClass::kStatus);
+    if (!get.ok()) return get.status().WithPrefix(what + ": re-reading after a conflict");
+    if (get->status == 404) return Status::Ok();  // deleted meanwhile: nothing left to write
+    if (get->status != 200) return ApiError(get->status, get->body, what + ": re-reading after a conflict");
+    json fresh = json::parse(get->body, nullptr, false);
+    if (!fresh.is_object() || !fresh.contains("metadata") || !fresh["metadata"].is_object()) {
+      return Status::InvalidArgument(what + ": re-reading after a conflict: the answer is not a PodGroup object");
+    }
+    rv = fresh["metadata"].value("resourceVersion", "");
+  }
 }
 
 Status RestStatusUpdater::UpdateQueueStatus(const k8s::Queue& queue) {
   json patch = {{"status", {{"allocated", ResourceListJson(queue.status.allocated)}}}};
-  const std::string path = ObjectPath(ResourceKind::kQueues, "", queue.metadata.name) + "/status";
-  return Check(client_->Do("PATCH", path, patch.dump(), kMergePatch),
-               fmt::format("update Queue {} status", queue.metadata.name), true);
+  const std::string object = ObjectPath(ResourceKind::kQueues, "", queue.metadata.name);
+  auto resp = client_->Do("PATCH", object + "/status", patch.dump(), kMergePatch, RequestClass::kStatus);
+  NoteForbidden(resp, "patch", "queues/status", kVolcanoGroup);
+  return CheckWrite(client_, resp, fmt::format("update Queue {} status", queue.metadata.name), object);
 }
 
 // ------------------------------------------------------------------- event recorder
@@ -394,6 +514,7 @@ Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool re
                {"spec", {{"weight", 1}, {"reclaimable", reclaimable}}}};
   auto resp = client->Do("POST", CollectionPath(ResourceKind::kQueues), body.dump());
   if (!resp.ok()) return resp.status().WithPrefix("create Queue " + name);
+  NoteForbidden(resp, "create", "queues", kVolcanoGroup);
   if (resp->status == 409) return Status::Ok();
   return ApiError(resp->status, resp->body, "create Queue " + name);
 }

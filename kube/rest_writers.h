@@ -3,17 +3,28 @@
 //   RestBinder        POST pods/{name}/binding (with the pod's annotations), one per task;
 //   RestEvictor       pod conditions (Ready=False/Evict, DisruptionTarget=True) on the status
 //                     subresource, then DELETE (uid precondition) or the Eviction API;
-//   RestStatusUpdater pod conditions (strategic-merge patch), PodGroup and Queue status
-//                     (merge patch on the status subresource);
+//   RestStatusUpdater pod conditions (strategic-merge patch on pods/status), Queue status
+//                     (merge patch on queues/status) and PodGroup status. Volcano's PodGroup
+//                     CRD has no status subresource (PATCH podgroups/NAME/status is 404 on a
+//                     real server): its status goes in a merge patch of the object itself,
+//                     carrying the cached resourceVersion as a precondition; a 409 re-reads
+//                     the object (GET) and retries with its resourceVersion, at most
+//                     kPodGroupStatusAttempts times (10 ms steps with jitter between, like
+//                     client-go retry.DefaultRetry). A status identical to the one this
+//                     updater last wrote for the same object version is not sent again.
+//                     All status writes use RequestClass::kStatus (their own client bucket).
 //   RestEventRecorder core/v1 Events, posted asynchronously from a bounded queue (events are
 //                     best effort: a full queue drops and counts, never blocks a bind).
 // plus CreateQueueIfMissing for volcache's `root` and default queues.
 //
 // Failure semantics: every error names the operation and the object and carries the HTTP
-// status and the server's Status message. A 409 on a binding ("already assigned") or any
-// other bind failure is returned as is: the cache forgets the task and the resync from the
-// cluster decides what happened (SPEC §3). Writes about objects that no longer exist (404)
-// succeed: there is nothing left to write.
+// status and the server's Status message. A 409 on a binding is success when a GET of the
+// pod shows it bound to the same node (our earlier attempt was applied but its answer lost,
+// or the client retried it on a fresh connection); any other bind failure is returned as is:
+// the cache forgets the task and the resync from the cluster decides what happened (SPEC §3).
+// A write answered 404 succeeds ("gone": nothing left to write) only when a GET of the object
+// confirms it is gone; otherwise the 404 is an error. A 403 logs, once per (verb, resource),
+// which permission is missing (ForbiddenMessage).
 //
 // Thread-safety: all classes are safe for concurrent use; they borrow the RestClient,
 // which must outlive them. RestBinder owns `max_in_flight` worker threads (started by the
@@ -27,6 +38,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "binder/binder.h"
@@ -88,13 +100,34 @@ class RestEvictor final : public Evictor {
 
 class RestStatusUpdater final : public StatusUpdater {
  public:
+  static constexpr int kPodGroupStatusAttempts = 4;
+
   explicit RestStatusUpdater(RestClient* client) : client_(client) {}
   Status UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) override;
   Status UpdatePodGroup(const k8s::PodGroup& pg) override;
   Status UpdateQueueStatus(const k8s::Queue& queue) override;
 
+  struct Stats {
+    uint64_t skipped_identical = 0;  // writes not sent: already written for that version
+    uint64_t conflicts = 0;          // 409s answered by a re-read and a retry
+  };
+  Stats stats() const;
+
  private:
+  // What this updater last wrote for an object: the status body, the resourceVersion the
+  // write started from and the one the server answered with.
+  struct Written {
+    std::string status;
+    std::string rv_before, rv_after;
+  };
+  // True (and counted) when `status` was already written for `key` at `rv`.
+  bool AlreadyWritten(const std::string& key, const std::string& status, const std::string& rv);
+  void Remember(const std::string& key, Written w);
+
   RestClient* client_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Written> written_;  // guarded by mu_; key "kind/ns/name"
+  Stats stats_;                                       // guarded by mu_
 };
 
 class RestEventRecorder final : public EventRecorder {
@@ -141,6 +174,12 @@ std::string BindingBody(const TaskInfo& task, const std::string& node);
 
 // POSTs a Queue {name, weight 1, reclaimable}; OK when it exists already (409).
 Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool reclaimable);
+
+// "forbidden: cannot <verb> <resource> in API group "<group>" (check the RBAC rules in
+// README.md)"; the core group is "" .
+std::string ForbiddenMessage(std::string_view verb, std::string_view resource, std::string_view group);
+// Logs ForbiddenMessage once per (verb, resource) for the process; true the first time.
+bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group);
 
 // RFC 3339 UTC with seconds ("2024-01-02T03:04:05Z").
 std::string FormatTimestamp(int64_t ms);

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "tests/fakes/cluster_builders.h"
 #include "workers/work_queue.h"
@@ -227,6 +229,108 @@ TEST(CacheRuntimeTest, StatusWritesAreRetriedAndSkippedWhenUnchanged) {
   ASSERT_EQ(r.status.queues().size(), 1u);
   ASSERT_EQ(r.status.queues()[0].status.allocated.size(), 1u);
   EXPECT_EQ(r.status.queues()[0].status.allocated[0].second.MilliValue(), 2000);
+}
+
+QueueInfo QueueWithAllocated(const std::string& name, int64_t milli_cpu) {
+  QueueInfo q;
+  q.name = name;
+  q.queue = std::make_shared<k8s::Queue>(testing::QueueBuilder(name).Build());
+  q.allocated = Resource(milli_cpu, 0);
+  return q;
+}
+
+// Defect: first status writes bypassed the status bucket (only retries were limited), so a
+// session's burst of PodGroup/Queue writes went out at once, sharing the client with binds.
+TEST(CacheRuntimeTest, FirstStatusWritesTakeTokensFromTheStatusBucket) {
+  RuntimeOptions o;
+  o.inline_execution = true;
+  o.status_qps = 1;
+  o.status_burst = 2;
+  auto clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  testing::FakeStatusUpdater status;
+  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
+  rt.Run();
+  for (int i = 0; i < 4; ++i) rt.UpdateQueueStatus(QueueWithAllocated("q" + std::to_string(i), 1000));
+  rt.RunDueWorkInline();
+  EXPECT_EQ(status.queues().size(), 2u);  // the burst
+  clock->Advance(std::chrono::seconds(1));
+  rt.RunDueWorkInline();
+  EXPECT_EQ(status.queues().size(), 3u);
+  clock->Advance(std::chrono::seconds(1));
+  rt.RunDueWorkInline();
+  EXPECT_EQ(status.queues().size(), 4u);
+  rt.Stop();
+}
+
+// Per object only the newest status is sent: a newer one replaces a queued older one (one
+// token, one write), and a newer one arriving while the older is on the wire is sent after it.
+TEST(CacheRuntimeTest, StatusWritesAreCoalescedPerObjectAndTheNewestWins) {
+  RuntimeOptions o;
+  o.inline_execution = true;
+  o.status_qps = 1;
+  o.status_burst = 1;
+  auto clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  testing::FakeStatusUpdater status;
+  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
+  rt.Run();
+  rt.UpdateQueueStatus(QueueWithAllocated("a", 1000));
+  rt.UpdateQueueStatus(QueueWithAllocated("b", 1000));  // waits a second for its token
+  rt.UpdateQueueStatus(QueueWithAllocated("b", 2000));  // replaces the queued one
+  rt.UpdateQueueStatus(QueueWithAllocated("b", 3000));
+  rt.RunDueWorkInline();
+  clock->Advance(std::chrono::seconds(1));
+  rt.RunDueWorkInline();
+  clock->Advance(std::chrono::seconds(5));
+  rt.RunDueWorkInline();
+  auto written = status.queues();
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_EQ(written[0].metadata.name, "a");
+  EXPECT_EQ(written[1].metadata.name, "b");
+  EXPECT_EQ(written[1].status.allocated[0].second.MilliValue(), 3000);
+  rt.Stop();
+}
+
+// Records writes and runs a hook inside UpdateQueueStatus, as if the next session produced
+// a newer status while this one is on the wire.
+class HookedStatusUpdater final : public StatusUpdater {
+ public:
+  Status UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& c) override {
+    return inner.UpdatePodCondition(pod, c);
+  }
+  Status UpdatePodGroup(const k8s::PodGroup& pg) override { return inner.UpdatePodGroup(pg); }
+  Status UpdateQueueStatus(const k8s::Queue& q) override {
+    if (hook) std::exchange(hook, nullptr)();
+    return inner.UpdateQueueStatus(q);
+  }
+  testing::FakeStatusUpdater inner;
+  std::function<void()> hook;
+};
+
+// Defect: a newer status arriving while the older one was being written was dropped when the
+// two agreed on resourceVersion and phase/state (`allocated` was never compared).
+TEST(CacheRuntimeTest, NewerStatusArrivingDuringAWriteIsWrittenAfterIt) {
+  RuntimeOptions o;
+  o.inline_execution = true;
+  auto clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  HookedStatusUpdater status;
+  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
+  rt.Run();
+  status.hook = [&] { rt.UpdateQueueStatus(QueueWithAllocated("c", 9000)); };
+  rt.UpdateQueueStatus(QueueWithAllocated("c", 1000));
+  rt.RunDueWorkInline();
+  clock->Advance(std::chrono::seconds(1));
+  rt.RunDueWorkInline();
+  auto written = status.inner.queues();
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_EQ(written[1].status.allocated[0].second.MilliValue(), 9000);
+  EXPECT_EQ(rt.counters().status_writes, 2u);
+  rt.Stop();
 }
 
 TEST(CacheRuntimeTest, StopDispatchesQueuedBindsAndRefusesNewOnes) {

@@ -75,6 +75,30 @@ TEST(ConnectorTest, SyncsSeededClusterAndCreatesDefaultQueues) {
   EXPECT_EQ(h.rt.cache().Compare(), "");
 }
 
+// Defect: queue creation retried every 10 ms (~170 warnings/s against an unreachable server).
+// While the initial lists take 500 ms (a slow LIST), the POSTs of `root` fail: each retry
+// waits a 150 ms backoff step, so there are at most elapsed / 150 ms + 1 of them (the 10 ms
+// loop made ~50). Once the server recovers, both queues are created.
+TEST(ConnectorTest, QueueCreationRetriesArePacedByBackoff) {
+  FakeApiServer server;
+  server.AddFault(testing::FaultRule{"POST", "/queues", 503, "ServiceUnavailable", -1, {}, -1});
+  server.AddFault(testing::FaultRule{"GET", "/priorityclasses", 0, "", -1, std::chrono::milliseconds(500), 1});
+  ConnectorOptions o = FastConnector();
+  o.queue_retry = std::chrono::milliseconds(150);
+  o.queue_retry_jitter = 0;
+  const auto start = std::chrono::steady_clock::now();
+  Harness h(server, o);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  const uint64_t failed = server.counters().faults - 1;  // minus the slow LIST
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(failed, 1u);
+  EXPECT_LE(failed, static_cast<uint64_t>(elapsed / std::chrono::milliseconds(150)) + 1) << "in " << (elapsed / std::chrono::milliseconds(1)) << " ms";
+  server.ClearFaults();
+  ASSERT_TRUE(Eventually([&] { return h.conn.stats().queues_created; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(server.Get("queues", "", "root"));
+  EXPECT_TRUE(server.Get("queues", "", "default"));
+}
+
 TEST(ConnectorTest, PodFilterFollowsTheSchedulerName) {
   FakeApiServer server;
   server.Upsert(NodeJson("n1", "8", "16Gi"));

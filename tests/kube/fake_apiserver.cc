@@ -519,6 +519,25 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
     st->Remove(k, key);
     return Reply(res, 200, obj);
   }
+  if (method == "PATCH" && r.sub == "status" && std::string(k.resource) == "podgroups") {
+    // Volcano's PodGroup CRD declares no status subresource: the real server answers 404.
+    return ReplyError(res, 404, "NotFound", "podgroups.scheduling.volcano.sh \"" + r.name + "\" not found");
+  }
+  if (method == "PATCH" && r.sub.empty() && req.get_header_value("Content-Type") == "application/merge-patch+json") {
+    // JSON merge patch of the object; a metadata.resourceVersion in the patch is a precondition.
+    if (!body.is_object()) return ReplyError(res, 400, "BadRequest", "patch is not a JSON object");
+    if (body.contains("metadata") && body["metadata"].contains("resourceVersion") &&
+        body["metadata"]["resourceVersion"] != obj["metadata"].value("resourceVersion", "")) {
+      return ReplyError(res, 409, "Conflict",
+                        "Operation cannot be fulfilled on " + std::string(k.resource) + " \"" + r.name +
+                            "\": the object has been modified; please apply your changes to the latest version and try again");
+    }
+    if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
+    obj.merge_patch(body);
+    ++st->counters.object_patches;
+    st->Put(k, obj, "MODIFIED");
+    return Reply(res, 200, st->objects[k.resource][key]);
+  }
   if (method == "PATCH" && r.sub == "status") {
     if (!body.is_object() || !body.contains("status")) return ReplyError(res, 422, "Invalid", "patch has no status");
     if (req.get_header_value("Content-Type") == "application/strategic-merge-patch+json") {

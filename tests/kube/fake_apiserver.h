@@ -7,7 +7,9 @@
 //   resourceVersion (history per resource; older than the compaction point → ERROR 410),
 //   bookmarks on request, timeoutSeconds; POST create (409 AlreadyExists), pods/binding
 //   (409 when already assigned), pods/eviction, DELETE (uid precondition), PATCH status
-//   (strategic merge of pod conditions by type; JSON merge patch for podgroups/queues).
+//   (strategic merge of pod conditions by type; JSON merge patch for queues; podgroups/status
+//   is 404 as on a real server: the CRD has no status subresource), PATCH of an object (JSON
+//   merge patch; metadata.resourceVersion in the patch is a precondition → 409 Conflict).
 // Concurrency: counts the requests in flight (and their maximum); HoldRequests() makes
 // matching requests wait for each other in groups (proof that a client sends them at once).
 // Fault injection: scripted rules (status, Retry-After, delay, "apply then fail" = a lost
@@ -94,6 +96,7 @@ class FakeApiServer {
     uint64_t lists = 0, list_pages = 0, watches = 0, open_watches = 0;
     uint64_t binds = 0, bind_conflicts = 0, status_patches = 0, deletes = 0, evictions = 0, events = 0,
              creates = 0, faults = 0;
+    uint64_t object_patches = 0;  // merge patches of whole objects (PodGroup status)
     std::map<std::string, int> binds_per_pod;  // successful bindings per "ns/name"
     // Non-watch requests being handled now, and the most at any one time.
     uint64_t in_flight = 0, max_in_flight = 0;
