@@ -289,7 +289,6 @@ void Reflector::Loop() {
         if (!SleepBackoff(wait)) break;
         continue;
       }
-      Success("list");
       need_list = false;
     }
     bool clean_end = false;
@@ -413,6 +412,7 @@ Status Reflector::ListAndReplace(int* http_status) {
   }
   for (const ObjectPtr& obj : gone) handler_->OnDelete(obj, /*final_state_unknown=*/true);
   rv_ = list_rv;
+  Success("list");  // before synced_: who waits for the sync sees the failure run closed
   {
     std::lock_guard<std::mutex> lock(mu_);
     synced_ = true;
