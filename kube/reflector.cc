@@ -343,7 +343,7 @@ Status Reflector::ListAndReplace(int* http_status) {
     // The streaming decoder handles a page of valid Pods/Nodes by itself; anything else (an
     // invalid item, another kind, a JSON corner it leaves to the reference) goes through the
     // DOM path below, which gives the same objects and the exact per-item errors.
-    if (k8s::ObjectList fast; options_.fast_decode && FastPage(resp->body, info, &fast)) {
+    if (k8s::ObjectList fast; FastKind() && FastPage(resp->body, info, &fast)) {
       if (page == 0 || list_rv.empty()) list_rv = fast.resource_version;
       token = std::move(fast.continue_token);
       {
@@ -385,17 +385,24 @@ Status Reflector::ListAndReplace(int* http_status) {
     spdlog::error("{}", e);
     handler_->OnDecodeError(e);
   }
-  // Replace: adds and updates in list order, then tombstones for what vanished.
+  // Replace: adds and updates in list order, then tombstones for what vanished. Into an
+  // empty store (the first LIST) nothing can vanish: no set of the keys seen is needed.
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = store_.empty();
+    store_.reserve(store_.size() + items.size());
+  }
   std::unordered_set<std::string> seen;
-  seen.reserve(items.size());
+  if (!first) seen.reserve(items.size());
   for (ObjectPtr& obj : items) {
-    seen.insert(StoreKey(k8s::MetaOf(*obj)));
+    if (!first) seen.insert(StoreKey(k8s::MetaOf(*obj)));
     ApplyUpsert(std::move(obj));
   }
   std::vector<ObjectPtr> gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = store_.begin(); it != store_.end();) {
+    for (auto it = store_.begin(); !first && it != store_.end();) {
       if (!seen.count(it->first) && !undecodable.count(it->first)) {
         gone.push_back(it->second);
         it = store_.erase(it);
@@ -452,8 +459,8 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
   // The hot path: an ADDED/MODIFIED/DELETED event of a valid object of our kind, decoded by
   // the streaming decoder. Everything else (bookmarks, errors, bad objects, bad lines) takes
   // the DOM path below, which decides exactly as before.
-  if (k8s::WatchEvent ev; options_.fast_decode && k8s::FastDecodeWatchEvent(line, &ev) && ev.object &&
-                          k8s::KindOf(*ev.object) == info.kind) {
+  if (k8s::WatchEvent ev;
+      FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object && k8s::KindOf(*ev.object) == info.kind) {
     auto obj = std::make_shared<const k8s::Object>(std::move(*ev.object));
     std::string new_rv = k8s::MetaOf(*obj).resource_version;
     if (ev.type == k8s::WatchEventType::kDeleted) {

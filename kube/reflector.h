@@ -166,6 +166,10 @@ class Reflector {
   // A LIST or watch worked: logs the reconnect when it follows failures.
   void Success(std::string_view verb);
   std::string Selectors() const;
+  // The streaming decoder handles this reflector's kind (Pods, Nodes) and is enabled.
+  bool FastKind() const {
+    return options_.fast_decode && (kind_ == ResourceKind::kPods || kind_ == ResourceKind::kNodes);
+  }
 
   const ResourceKind kind_;
   RestClient* const client_;
