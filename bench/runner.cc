@@ -23,6 +23,7 @@
 #include "workers/clock.h"
 #ifdef VOLCACHE_BENCH_KUBE
 #include "bench/loopback_binding_server.h"
+#include "bench/watch_path.h"
 #include "kube/rest_client.h"
 #include "kube/rest_writers.h"
 #endif
@@ -666,6 +667,9 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
 int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "memory") return Memory(o, out, err);
+#ifdef VOLCACHE_BENCH_KUBE
+  if (o.what == "watch") return WatchPath(o, out, err);
+#endif
   auto loaded = WorkloadFor(o.shape);
   if (!loaded.ok()) {
     err << loaded.status().message() << "\n";
@@ -676,7 +680,7 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "ingest") return Ingest(o, w, out, err);
   if (o.what == "bind") return Bind(o, w, out, err);
   if (o.what == "e2e") return EndToEnd(o, w, out, err);
-  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory)\n";
+  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory, watch)\n";
   return 2;
 }
 

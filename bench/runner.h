@@ -9,7 +9,7 @@
 namespace volcache::bench {
 
 struct BenchOptions {
-  std::string what;       // snapshot | ingest | bind | e2e | memory
+  std::string what;       // snapshot | ingest | bind | e2e | memory | watch
   std::string shape = "S";
   int threads = 0;        // 0 = hardware concurrency
   int runs = 11;
@@ -18,6 +18,11 @@ struct BenchOptions {
   std::string mode;
   // bind, rest_loopback: the REST binder's bound on binds in flight (0 = its default).
   int bind_concurrency = 0;
+  // watch: pods in the LIST / pod watch events (0 = 100,000), and the reflector's decoder
+  // ("fast": the streaming decoder with the DOM as fall-back, as serve runs; "dom": the DOM
+  // decoder only, the baseline).
+  int pods = 0;
+  std::string decoder = "fast";
 };
 
 // Returns a process exit code; errors go to `err`.

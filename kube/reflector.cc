@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <unordered_set>
 
 #include "api/fmt.h"
+#include "api/k8s/decode_fast.h"
 #include "api/k8s/json_fwd.h"
 #include "kube/line_splitter.h"
 
@@ -52,6 +54,30 @@ Result<ObjectPtr> DecodeItem(json& item, const ResourceInfo& info) {
   return ObjectPtr(std::make_shared<const k8s::Object>(std::move(obj).value()));
 }
 
+// A LIST page through the streaming decoder: true when it decoded every item and all are of
+// our kind (else the caller takes the DOM path).
+// Counts an applied ADDED/MODIFIED/DELETED event (the caller holds the reflector's lock).
+void CountEventIn(ReflectorStats& st, std::string_view type, TimePoint now, const std::string& rv) {
+  ++st.events;
+  if (type == "ADDED") {
+    ++st.added;
+  } else if (type == "MODIFIED") {
+    ++st.modified;
+  } else {
+    ++st.deleted;
+  }
+  st.last_event = now;
+  st.resource_version = rv;
+}
+
+bool FastPage(std::string_view body, const ResourceInfo& info, k8s::ObjectList* out) {
+  if (!k8s::FastDecodeList(body, out)) return false;
+  for (const k8s::Object& o : out->items) {
+    if (k8s::KindOf(o) != info.kind) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const ResourceInfo& Info(ResourceKind kind) { return kInfos[static_cast<size_t>(kind)]; }
@@ -71,7 +97,12 @@ std::string StoreKey(const k8s::ObjectMeta& meta) {
 }
 
 Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler, ReflectorOptions options)
-    : kind_(kind), client_(client), handler_(handler), options_(std::move(options)) {}
+    : kind_(kind),
+      client_(client),
+      handler_(handler),
+      options_(std::move(options)),
+      clock_(options_.clock ? options_.clock : RealClock::Instance()),
+      log_throttle_(clock_) {}
 
 Reflector::~Reflector() { Stop(); }
 
@@ -144,14 +175,104 @@ std::string Reflector::Selectors() const {
   return q;
 }
 
-void Reflector::SleepBackoff(Duration d) {
+namespace {
+// What a backoff timer reaches: the reflector while its loop still waits on this timer. The
+// loop clears `reflector` (under mu) before it moves on, so a timer that fires late (or
+// runs while Cancel fails) never touches a reflector that is gone.
+struct Wake {
+  std::mutex mu;
+  std::mutex* reflector_mu = nullptr;  // guarded by mu
+  std::condition_variable* cv = nullptr;
+  uint64_t* generation = nullptr;
+};
+}  // namespace
+
+bool Reflector::SleepBackoff(Duration d) {
+  auto wake = std::make_shared<Wake>();
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stopping_; });
+  if (stopping_) return false;
+  const uint64_t gen = wake_generation_;
+  wake->reflector_mu = &mu_;
+  wake->cv = &cv_;
+  wake->generation = &wake_generation_;
+  stats_.backing_off = true;
+  lock.unlock();
+  const uint64_t timer = clock_->AfterFunc(d, [wake] {
+    std::lock_guard<std::mutex> w(wake->mu);
+    if (wake->reflector_mu == nullptr) return;
+    {
+      std::lock_guard<std::mutex> l(*wake->reflector_mu);
+      ++*wake->generation;
+    }
+    wake->cv->notify_all();
+  });
+  lock.lock();
+  cv_.wait(lock, [&] { return stopping_ || wake_generation_ != gen; });
+  stats_.backing_off = false;
+  const bool stop = stopping_;
+  lock.unlock();
+  clock_->Cancel(timer);
+  std::lock_guard<std::mutex> w(wake->mu);
+  wake->reflector_mu = nullptr;
+  return !stop;
+}
+
+void Reflector::Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait) {
+  const ResourceInfo& info = Info(kind_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stats_.consecutive_failures++ == 0) first_failure_ = clock_->Now();
+    if (verb == "list") {
+      ++stats_.list_failures;
+    } else {
+      ++stats_.stream_errors;
+    }
+    stats_.backoff = next_wait;
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_wait).count();
+  if (http_status == 403) {
+    bool& logged = forbidden_logged_[verb == "list" ? 0 : 1];
+    if (!logged) {
+      logged = true;
+      const std::string_view av = info.api_version;
+      const size_t slash = av.find('/');
+      const std::string_view group = slash == std::string_view::npos ? std::string_view() : av.substr(0, slash);
+      spdlog::error(
+          "{} {}: forbidden: this client's user or service account needs RBAC permission verb \"{}\" on resource "
+          "\"{}\" in API group \"{}\"{} ({}); retrying in {} ms",
+          verb, info.name, verb, info.name, group, group.empty() ? " (the core group)" : "", error, ms);
+      return;
+    }
+  }
+  const std::string msg = fmt::format("reflector {}: {} failed: {}", info.name, verb, error);
+  uint64_t suppressed = 0;
+  if (log_throttle_.ShouldLog(fmt::format("{} {}", verb, info.name), msg, &suppressed)) {
+    spdlog::warn("{}; retrying in {} ms", LogThrottle::WithRepeats(msg, suppressed), ms);
+  }
+}
+
+void Reflector::Success(std::string_view verb) {
+  const TimePoint now = clock_->Now();
+  uint64_t failures = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failures = stats_.consecutive_failures;
+    stats_.consecutive_failures = 0;
+    stats_.backoff = Duration::zero();
+    if (verb == "watch") stats_.last_watch_start = now;
+  }
+  if (failures > 0) {
+    spdlog::info("{} {}: reconnected after {} failure{} ({:.1f} s)", verb, Info(kind_).name, failures,
+                 failures == 1 ? "" : "s", std::chrono::duration<double>(now - first_failure_).count());
+  }
 }
 
 void Reflector::Loop() {
-  const std::string_view name = Info(kind_).name;
-  Duration backoff = options_.initial_backoff;
+  Backoff backoff({.initial = options_.initial_backoff,
+                   .factor = 2.0,
+                   .max = options_.max_backoff,
+                   .jitter = options_.backoff_jitter},
+                  options_.backoff_seed != 0 ? options_.backoff_seed : std::random_device{}());
   bool need_list = true;
   auto stopping = [&] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,37 +280,36 @@ void Reflector::Loop() {
   };
   while (!stopping()) {
     if (need_list) {
-      Status s = ListAndReplace();
+      int http_status = 0;
+      Status s = ListAndReplace(&http_status);
       if (!s.ok()) {
         if (stopping()) break;
-        spdlog::warn("reflector {}: list failed: {}; retrying in {} ms", name, s,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(backoff).count());
-        SleepBackoff(backoff);
-        backoff = std::min(backoff * 2, options_.max_backoff);
+        const Duration wait = backoff.Next();
+        Failure("list", http_status, s, wait);
+        if (!SleepBackoff(wait)) break;
         continue;
       }
       need_list = false;
-      backoff = options_.initial_backoff;
     }
     bool clean_end = false;
-    const auto started = std::chrono::steady_clock::now();
-    need_list = WatchOnce(&clean_end);
-    if (need_list || clean_end) {
-      // A watch that ran normally resets the backoff.
-      backoff = options_.initial_backoff;
-      continue;
-    }
+    int http_status = 0;
+    Status error;
+    const TimePoint started = clock_->Now();
+    need_list = WatchOnce(&clean_end, &http_status, &error);
     if (stopping()) break;
-    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(10)) backoff = options_.initial_backoff;
-    SleepBackoff(backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
+    // A watch that ran normally resets the backoff.
+    if (need_list || clean_end || clock_->Now() - started >= options_.healthy_watch) backoff.Reset();
+    if (need_list || clean_end) continue;
+    const Duration wait = backoff.Next();
+    Failure("watch", http_status, error, wait);
+    if (!SleepBackoff(wait)) break;
   }
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
   cv_.notify_all();
 }
 
-Status Reflector::ListAndReplace() {
+Status Reflector::ListAndReplace(int* http_status) {
   const ResourceInfo& info = Info(kind_);
   const std::string base = CollectionPath(kind_);
   std::string list_rv;
@@ -212,14 +332,32 @@ Status Reflector::ListAndReplace() {
       list_rv.clear();
       continue;
     }
-    VC_RETURN_IF_ERROR(ApiError(resp->status, resp->body, fmt::format("list {}", info.name)));
-    json j = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-      return Status::Unavailable(fmt::format("list {}: the answer is not a JSON object", info.name));
+    if (Status e = ApiError(resp->status, resp->body, fmt::format("list {}", info.name)); !e.ok()) {
+      *http_status = resp->status;
+      return e;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.list_pages;
+    }
+    // The streaming decoder handles a page of valid Pods/Nodes by itself; anything else (an
+    // invalid item, another kind, a JSON corner it leaves to the reference) goes through the
+    // DOM path below, which gives the same objects and the exact per-item errors.
+    if (k8s::ObjectList fast; FastKind() && FastPage(resp->body, info, &fast)) {
+      if (page == 0 || list_rv.empty()) list_rv = fast.resource_version;
+      token = std::move(fast.continue_token);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stats_.fast_decoded += fast.items.size();
+      }
+      items.reserve(items.size() + fast.items.size());
+      for (k8s::Object& o : fast.items) items.push_back(std::make_shared<const k8s::Object>(std::move(o)));
+      if (token.empty()) break;
+      continue;
+    }
+    json j = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      return Status::Unavailable(fmt::format("list {}: the answer is not a JSON object", info.name));
     }
     std::string page_rv = PeekMeta(j, "resourceVersion");
     if (page == 0 || list_rv.empty()) list_rv = page_rv;
@@ -247,17 +385,24 @@ Status Reflector::ListAndReplace() {
     spdlog::error("{}", e);
     handler_->OnDecodeError(e);
   }
-  // Replace: adds and updates in list order, then tombstones for what vanished.
+  // Replace: adds and updates in list order, then tombstones for what vanished. Into an
+  // empty store (the first LIST) nothing can vanish: no set of the keys seen is needed.
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = store_.empty();
+    store_.reserve(store_.size() + items.size());
+  }
   std::unordered_set<std::string> seen;
-  seen.reserve(items.size());
+  if (!first) seen.reserve(items.size());
   for (ObjectPtr& obj : items) {
-    seen.insert(StoreKey(k8s::MetaOf(*obj)));
+    if (!first) seen.insert(StoreKey(k8s::MetaOf(*obj)));
     ApplyUpsert(std::move(obj));
   }
   std::vector<ObjectPtr> gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = store_.begin(); it != store_.end();) {
+    for (auto it = store_.begin(); !first && it != store_.end();) {
       if (!seen.count(it->first) && !undecodable.count(it->first)) {
         gone.push_back(it->second);
         it = store_.erase(it);
@@ -269,10 +414,12 @@ Status Reflector::ListAndReplace() {
     stats_.decode_errors += errors.size();
     if (stats_.lists > 0) ++stats_.relists;
     ++stats_.lists;
+    stats_.last_list = clock_->Now();
     stats_.resource_version = list_rv;
   }
   for (const ObjectPtr& obj : gone) handler_->OnDelete(obj, /*final_state_unknown=*/true);
   rv_ = list_rv;
+  Success("list");  // before synced_: who waits for the sync sees the failure run closed
   {
     std::lock_guard<std::mutex> lock(mu_);
     synced_ = true;
@@ -309,6 +456,28 @@ void Reflector::ApplyDelete(ObjectPtr obj) {
 
 Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_stream) {
   const ResourceInfo& info = Info(kind_);
+  // The hot path: an ADDED/MODIFIED/DELETED event of a valid object of our kind, decoded by
+  // the streaming decoder. Everything else (bookmarks, errors, bad objects, bad lines) takes
+  // the DOM path below, which decides exactly as before.
+  if (k8s::WatchEvent ev;
+      FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object && k8s::KindOf(*ev.object) == info.kind) {
+    auto obj = std::make_shared<const k8s::Object>(std::move(*ev.object));
+    std::string new_rv = k8s::MetaOf(*obj).resource_version;
+    if (ev.type == k8s::WatchEventType::kDeleted) {
+      ApplyDelete(std::move(obj));
+    } else {
+      ApplyUpsert(std::move(obj));
+    }
+    if (!new_rv.empty()) rv_ = std::move(new_rv);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.fast_decoded;
+    CountEventIn(stats_,
+                 ev.type == k8s::WatchEventType::kAdded      ? "ADDED"
+                 : ev.type == k8s::WatchEventType::kModified ? "MODIFIED"
+                                                             : "DELETED",
+                 clock_->Now(), rv_);
+    return Status::Ok();
+  }
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     *stop_stream = true;
@@ -328,10 +497,16 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
     if (!rv.empty()) rv_ = rv;
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.bookmarks;
+    stats_.last_event = clock_->Now();
     stats_.resource_version = rv_;
     return Status::Ok();
   }
   if (type == "ERROR") {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.error_events;
+      stats_.last_event = clock_->Now();
+    }
     int code = object.contains("code") && object["code"].is_number_integer() ? object["code"].get<int>() : 0;
     std::string msg = object.contains("message") && object["message"].is_string() ? object["message"].get<std::string>() : "";
     *stop_stream = true;
@@ -356,6 +531,8 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
     if (!new_rv.empty()) rv_ = new_rv;
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.decode_errors;
+    stats_.last_event = clock_->Now();
+    stats_.resource_version = rv_;
     return Status::Ok();
   }
   if (type == "DELETED") {
@@ -365,12 +542,11 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
   }
   if (!new_rv.empty()) rv_ = new_rv;
   std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.events;
-  stats_.resource_version = rv_;
+  CountEventIn(stats_, type, clock_->Now(), rv_);
   return Status::Ok();
 }
 
-bool Reflector::WatchOnce(bool* clean_end) {
+bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
   const ResourceInfo& info = Info(kind_);
   const std::string path =
       fmt::format("{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}{}", CollectionPath(kind_),
@@ -381,10 +557,15 @@ bool Reflector::WatchOnce(bool* clean_end) {
   }
   LineSplitter splitter;
   bool relist = false;
+  bool answered = false;  // the server's first chunk arrived: the watch is established
   Status line_error;
   auto res = client_->Stream(
       path, std::chrono::seconds(options_.watch_timeout_seconds) + options_.read_timeout_margin,
       [&](std::string_view chunk) {
+        if (!answered) {
+          answered = true;
+          Success("watch");
+        }
         bool stop = false;
         Status s = splitter.Feed(chunk, [&](std::string_view line) { return HandleLine(line, &relist, &stop); });
         if (!s.ok()) {
@@ -395,33 +576,33 @@ bool Reflector::WatchOnce(bool* clean_end) {
       },
       watch_);
   if (relist) return true;
-  auto stream_error = [&](const Status& s) {
-    spdlog::warn("watch {} from resourceVersion {}: {}", info.name, rv_, s);
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.stream_errors;
-  };
   if (!line_error.ok()) {
-    stream_error(line_error);
+    *error = line_error;
     return false;
   }
-  if (res.transport.code() == StatusCode::kCancelled) return false;
+  if (res.transport.code() == StatusCode::kCancelled) {
+    *error = res.transport;
+    return false;
+  }
   if (res.status == 410) {
     spdlog::info("watch {}: resourceVersion {} is gone (410); relisting", info.name, rv_);
     return true;
   }
   if (res.status != 200 && res.status != 0) {
-    stream_error(ApiError(res.status, res.error_body, fmt::format("watch {}", info.name)));
+    *http_status = res.status;
+    *error = ApiError(res.status, res.error_body, fmt::format("watch {}", info.name));
     return false;
   }
   if (!res.transport.ok()) {
-    stream_error(res.transport);
+    *error = res.transport;
     return false;
   }
   Status tail = splitter.Finish();
   if (!tail.ok()) {
-    stream_error(tail);
+    *error = tail;
     return false;
   }
+  if (!answered) Success("watch");  // a quiet watch the server ended normally
   *clean_end = true;
   return false;
 }

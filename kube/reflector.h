@@ -18,6 +18,17 @@
 // naming the object and field; the store and the handler keep the previous version. The same
 // holds for invalid items of a LIST (they are neither added nor treated as deleted).
 //
+//
+// Retries (client-go's reflector): a failed LIST or a watch that failed waits
+// initial_backoff (800 ms) doubling to max_backoff (30 s), each wait jittered by
+// backoff_jitter (client-go: 1.0, i.e. d..2d); a watch that ran normally — ended by the
+// server, ended by a 410, or ran for at least healthy_watch — resets the backoff. Identical
+// error lines are rate-limited with a repeat count (LogThrottle); a 403 on LIST or WATCH is
+// logged once, at error level, naming the missing permission (verb, resource, API group);
+// the first success after failures logs "watch pods: reconnected after N failures (T s)".
+// All timing (backoff waits, the healthy-watch threshold, the times in stats()) reads
+// options.clock, so tests drive it with a FakeClock.
+//
 // Threading: one thread per reflector runs the loop and calls the handler — calls for one
 // reflector are sequential, never concurrent. Store reads (Get/List) are safe from any
 // thread; the store is updated before the handler is called.
@@ -37,6 +48,8 @@
 #include "api/k8s/objects.h"
 #include "api/status.h"
 #include "kube/rest_client.h"
+#include "workers/backoff.h"
+#include "workers/clock.h"
 
 namespace volcache::kube {
 
@@ -77,20 +90,41 @@ struct ReflectorOptions {
   Duration read_timeout_margin = std::chrono::seconds(30);
   Duration initial_backoff = std::chrono::milliseconds(800);
   Duration max_backoff = std::chrono::seconds(30);
+  double backoff_jitter = 1.0;                      // client-go's reflector: wait d * (1 + U[0, 1))
+  Duration healthy_watch = std::chrono::seconds(10);  // a watch this long resets the backoff
+  std::shared_ptr<Clock> clock;                     // RealClock::Instance() when null
+  uint64_t backoff_seed = 0;                        // 0: random
   std::string label_selector;
   std::string field_selector;
+  // Pods and Nodes go through the streaming decoder (api/k8s/decode_fast.h), the DOM decoder
+  // taking what it does not handle. false: the DOM decoder only (the benchmark's baseline).
+  bool fast_decode = true;
 };
 
+// A snapshot of one reflector's counters (Reflector::stats()); times are options.clock's,
+// TimePoint{} when it never happened.
 struct ReflectorStats {
   uint64_t lists = 0;        // complete LISTs
   uint64_t list_pages = 0;
+  uint64_t list_failures = 0;  // LISTs that failed (transport, HTTP error, bad answer)
   uint64_t relists = 0;      // LISTs after the first (410, ERROR)
   uint64_t watches = 0;      // watch requests started
   uint64_t events = 0;       // ADDED/MODIFIED/DELETED applied
+  uint64_t added = 0;        // ... of which ADDED
+  uint64_t modified = 0;     // ... MODIFIED
+  uint64_t deleted = 0;      // ... DELETED
   uint64_t bookmarks = 0;
+  uint64_t error_events = 0;   // ERROR events (410 Expired included)
   uint64_t tombstones = 0;   // deletes found by a relist
   uint64_t decode_errors = 0;
-  uint64_t stream_errors = 0;  // watches that ended in an error (connection, truncation, bad line)
+  uint64_t stream_errors = 0;  // watches that ended in an error (connection, HTTP, truncation, bad line)
+  uint64_t fast_decoded = 0;   // objects the streaming decoder handled (the rest: the DOM decoder)
+  uint64_t consecutive_failures = 0;  // LIST/watch failures since the last success
+  Duration backoff = Duration::zero();  // the current (last) retry wait; zero when not backing off
+  bool backing_off = false;             // waiting to retry right now
+  TimePoint last_event{};         // the last watch event of any type (bookmarks included)
+  TimePoint last_list{};          // the last successful LIST
+  TimePoint last_watch_start{};   // the last watch the server answered (first chunk, or its end)
   std::string resource_version;
 };
 
@@ -117,20 +151,33 @@ class Reflector {
 
  private:
   void Loop();
-  Status ListAndReplace();
+  // `*http_status`: the HTTP status of a failed LIST (0 when not an HTTP error).
+  Status ListAndReplace(int* http_status);
   // Returns true when a relist is needed.
-  bool WatchOnce(bool* clean_end);
+  // A failed watch sets *error (and *http_status when the server answered an HTTP error).
+  bool WatchOnce(bool* clean_end, int* http_status, Status* error);
   Status HandleLine(std::string_view line, bool* relist, bool* stop_stream);
   void ApplyUpsert(ObjectPtr obj);
   void ApplyDelete(ObjectPtr obj);
-  void SleepBackoff(Duration d);
+  // Waits `d` on options.clock (or until Stop); false when stopping.
+  bool SleepBackoff(Duration d);
+  // A LIST or watch failed: counts it and logs `error` (throttled; a 403 names the permission).
+  void Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait);
+  // A LIST or watch worked: logs the reconnect when it follows failures.
+  void Success(std::string_view verb);
   std::string Selectors() const;
+  // The streaming decoder handles this reflector's kind (Pods, Nodes) and is enabled.
+  bool FastKind() const {
+    return options_.fast_decode && (kind_ == ResourceKind::kPods || kind_ == ResourceKind::kNodes);
+  }
 
   const ResourceKind kind_;
   RestClient* const client_;
   ReflectorHandler* const handler_;
   const ReflectorOptions options_;
   WatchHandle watch_;
+  const std::shared_ptr<Clock> clock_;
+  LogThrottle log_throttle_;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
@@ -139,7 +186,10 @@ class Reflector {
   bool synced_ = false;                               // guarded by mu_
   bool stopping_ = false;                             // guarded by mu_
   bool finished_ = false;                             // guarded by mu_
+  uint64_t wake_generation_ = 0;                      // guarded by mu_; bumped by backoff timers
   std::string rv_;  // loop thread only
+  TimePoint first_failure_{};  // loop thread only: start of the current failure run
+  bool forbidden_logged_[2] = {false, false};  // loop thread only: list, watch
   std::thread thread_;
 };
 

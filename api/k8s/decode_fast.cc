@@ -773,19 +773,114 @@ bool ReadPodStatus(Reader& r, PodStatus* st) {
   });
 }
 
-// What the reference's Classify() decodes as a Pod.
+bool ReadTaint(Reader& r, Taint* t) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "key") return seen.Add(0) && ReadStr(r, &t->key);
+    if (k == "value") return seen.Add(1) && ReadStr(r, &t->value);
+    if (k == "effect") return seen.Add(2) && ReadStr(r, &t->effect);
+    return r.Skip();
+  });
+}
+
+bool ReadNodeSpec(Reader& r, NodeSpec* spec) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "unschedulable") return seen.Add(0) && ReadBool(r, &spec->unschedulable);
+    if (k == "taints") {
+      return seen.Add(1) && ReadObjects(r, [&] {
+               Taint t;
+               if (!ReadTaint(r, &t)) return false;
+               spec->taints.push_back(std::move(t));
+               return true;
+             });
+    }
+    return r.Skip();
+  });
+}
+
+bool ReadNodeCondition(Reader& r, NodeCondition* cond) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "type") return seen.Add(0) && ReadStr(r, &cond->type);
+    if (k == "status") return seen.Add(1) && ReadStr(r, &cond->status);
+    if (k == "reason") return seen.Add(2) && ReadStr(r, &cond->reason);
+    if (k == "message") return seen.Add(3) && ReadStr(r, &cond->message);
+    return r.Skip();
+  });
+}
+
+bool ReadImage(Reader& r, ContainerImage* image) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "names") {
+      if (!seen.Add(0)) return false;
+      if (r.Null()) return true;
+      // Each element is converted as a string: null or another type is the reference's error.
+      return r.Arr([&] {
+        std::string_view v;
+        if (r.Peek() != '"' || !r.Value(&v)) return false;
+        image->names.emplace_back(v);
+        return true;
+      });
+    }
+    if (k == "sizeBytes") return seen.Add(1) && ReadInt64(r, &image->size_bytes);
+    return r.Skip();
+  });
+}
+
+bool ReadNodeStatus(Reader& r, NodeStatus* st) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "capacity") return seen.Add(0) && ReadResourceList(r, &st->capacity);
+    if (k == "allocatable") return seen.Add(1) && ReadResourceList(r, &st->allocatable);
+    if (k == "conditions") {
+      return seen.Add(2) && ReadObjects(r, [&] {
+               NodeCondition cond;
+               if (!ReadNodeCondition(r, &cond)) return false;
+               st->conditions.push_back(std::move(cond));
+               return true;
+             });
+    }
+    if (k == "images") {
+      return seen.Add(3) && ReadObjects(r, [&] {
+               ContainerImage image;
+               if (!ReadImage(r, &image)) return false;
+               st->images.push_back(std::move(image));
+               return true;
+             });
+    }
+    return r.Skip();
+  });
+}
+
+// What the reference's Classify() decodes as a Pod / a Node.
 bool IsPod(std::string_view kind, std::string_view api_version) {
   return kind == "Pod" && (api_version == "v1" || api_version.empty());
 }
+bool IsNode(std::string_view kind, std::string_view api_version) {
+  return kind == "Node" && (api_version == "v1" || api_version.empty());
+}
 
-// A Pod object (alone, a watch event's object or a List item). `kind` and `api_version` start
-// as the defaults a List gives its items.
-bool ReadPodObject(Reader& r, std::string kind, std::string api_version, Pod* pod) {
+// A Pod or Node object (alone, a watch event's object or a List item) into *out. `kind` and
+// `api_version` start as the defaults a List gives its items. Any other kind is not handled.
+bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object* out) {
   Seen seen;
+  ObjectMeta meta;  // read before the kind may be known; moved into the object at the end
+  Pod* pod = nullptr;
+  Node* node = nullptr;
   bool committed = false;  // spec or status read: the kind is fixed
   auto commit = [&] {
-    if (!committed) committed = IsPod(kind, api_version);
-    return committed;
+    if (committed) return true;
+    if (IsPod(kind, api_version)) {
+      pod = &out->emplace<Pod>();
+    } else if (IsNode(kind, api_version)) {
+      node = &out->emplace<Node>();
+    } else {
+      return false;
+    }
+    committed = true;
+    return true;
   };
   // kind and apiVersion: a string; null or "" keeps the default.
   auto read_name = [&](std::string* out) {
@@ -799,13 +894,26 @@ bool ReadPodObject(Reader& r, std::string kind, std::string api_version, Pod* po
   const bool ok = r.Obj([&](std::string_view k) {
     if (k == "kind") return seen.Add(0) && read_name(&kind);
     if (k == "apiVersion") return seen.Add(1) && read_name(&api_version);
-    if (k == "metadata") return seen.Add(2) && !r.Null() && ReadMeta(r, &pod->metadata);
-    if (k == "spec") return seen.Add(3) && commit() && (r.Null() || ReadPodSpec(r, &pod->spec));
-    if (k == "status") return seen.Add(4) && commit() && (r.Null() || ReadPodStatus(r, &pod->status));
+    if (k == "metadata") return seen.Add(2) && !r.Null() && ReadMeta(r, &meta);
+    if (k == "spec") {
+      if (!seen.Add(3) || !commit()) return false;
+      if (r.Null()) return true;
+      return pod != nullptr ? ReadPodSpec(r, &pod->spec) : ReadNodeSpec(r, &node->spec);
+    }
+    if (k == "status") {
+      if (!seen.Add(4) || !commit()) return false;
+      if (r.Null()) return true;
+      return pod != nullptr ? ReadPodStatus(r, &pod->status) : ReadNodeStatus(r, &node->status);
+    }
     return r.Skip();
   });
-  if (!ok || !seen.Has(2) || !commit() || pod->metadata.name.empty()) return false;
-  if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  if (!ok || !seen.Has(2) || !commit() || meta.name.empty()) return false;
+  if (pod != nullptr) {
+    pod->metadata = std::move(meta);
+    if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  } else {
+    node->metadata = std::move(meta);
+  }
   return true;
 }
 
@@ -829,8 +937,7 @@ bool FastDecodeObject(std::string_view text, Object* out) {
   if (!Acceptable(text)) return false;
   return Guarded([&] {
     Reader r(text);
-    Pod& pod = out->emplace<Pod>();
-    return ReadPodObject(r, "", "", &pod) && r.AtEnd();
+    return ReadFastObject(r, "", "", out) && r.AtEnd();
   });
 }
 
@@ -863,10 +970,7 @@ bool FastDecodeList(std::string_view text, ObjectList* out) {
         if (!seen.Add(3) || !seen.Has(0)) return false;
         if (r.Null()) return true;
         const std::string default_kind = kind.substr(0, kind.size() - 4);
-        return r.Arr([&] {
-          Pod& pod = std::get<Pod>(out->items.emplace_back(std::in_place_type<Pod>));
-          return ReadPodObject(r, default_kind, api_version, &pod);
-        });
+        return r.Arr([&] { return ReadFastObject(r, default_kind, api_version, &out->items.emplace_back()); });
       }
       return r.Skip();
     });
@@ -899,8 +1003,7 @@ bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
       }
       if (k == "object") {
         if (!seen.Add(1) || !seen.Has(0)) return false;
-        Pod& pod = std::get<Pod>(out->object.emplace(std::in_place_type<Pod>));
-        return ReadPodObject(r, "", "", &pod);
+        return ReadFastObject(r, "", "", &out->object.emplace());
       }
       return r.Skip();
     });

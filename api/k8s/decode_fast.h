@@ -5,8 +5,8 @@
 // The reference decoder parses the whole document into a nlohmann::json DOM and reads the
 // structs from it; it defines the behaviour (results and error messages) of decode.h.
 //
-// The fast path is a streaming pull parser for the hot objects — Pods, alone, in watch
-// events (ADDED/MODIFIED/DELETED) and in Lists — that builds the structs directly from the
+// The fast path is a streaming pull parser for the hot objects — Pods and Nodes, alone, in
+// watch events (ADDED/MODIFIED/DELETED) and in Lists — that builds the structs directly from the
 // text and skips every member it does not read, with no DOM. It handles only what it can
 // decode exactly as the reference would: it returns false ("not handled", *out unspecified)
 // for any error, any other kind, duplicate members the reference would read, floats,

@@ -97,6 +97,19 @@ const char kFullPod[] = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"w
   "qosClass":"Burstable","startTime":"2024-01-02T03:04:06Z","containerStatuses":[{"name":"main","ready":true,
   "restartCount":0,"state":{"running":{"startedAt":"2024-01-02T03:04:07Z"}}}]}})";
 
+// A node with every field the decoder reads, in API-server layout.
+const char kFullNode[] = R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"node-7","uid":"u-7",
+  "resourceVersion":"4711","creationTimestamp":"2024-01-02T03:04:05Z","labels":{"kubernetes.io/hostname":"node-7",
+  "topology.kubernetes.io/zone":"a"},"annotations":{"node.alpha.kubernetes.io/ttl":"0"},"managedFields":[{"manager":
+  "kubelet","fieldsV1":{"f:status":{}}}]},"spec":{"podCIDR":"10.0.0.0/24","unschedulable":true,"taints":[{"key":
+  "dedicated","value":"gpu","effect":"NoSchedule","timeAdded":null},{"key":"k2","effect":"NoExecute"},{}]},
+  "status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":2,"ephemeral-storage":"100Gi"},
+  "allocatable":{"memory":"30Gi","cpu":"7800m","pods":110,"cpu":"7900m"},"conditions":[{"type":"Ready",
+  "status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":
+  "2024-01-02T03:04:05Z"},{"type":"MemoryPressure","status":"False"}],"addresses":[{"type":"InternalIP","address":
+  "10.0.0.7"}],"images":[{"names":["nginx@sha256:abc","nginx:1.25"],"sizeBytes":142000000},{"names":null},{}],
+  "nodeInfo":{"kubeletVersion":"v1.24.0"}}})";
+
 // Inputs that exercise one rule each; most are handled by the fast path, some must fall back.
 std::vector<std::string> Corners() {
   const std::string meta = R"("metadata":{"name":"p","namespace":"n"})";
@@ -117,6 +130,35 @@ std::vector<std::string> Corners() {
       R"({"kind":"Pod","apiVersion":"apps/v1","metadata":{"name":"p"}})",
       R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}})",
       R"({"kind":"PodList","apiVersion":"v1","items":[]})",
+      // Nodes.
+      kFullNode,
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":null,"status":null})",
+      R"({"metadata":{"name":"n"},"spec":{},"kind":"Node"})",
+      R"({"kind":"Node","apiVersion":"v2","metadata":{"name":"n"}})",
+      R"({"kind":"Node","apiVersion":"v1","metadata":{}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":{"unschedulable":"yes"}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":{"unschedulable":null,"taints":null}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[null]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":1}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"a","key":"b"}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"999Ei"}}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":1e9}}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":[]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"conditions":[{"type":"Ready","status":true}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"names":["a",null]}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"names":["a",1]}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"names":"a"}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"sizeBytes":-1},{"sizeBytes":1.5}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"sizeBytes":9223372036854775808}]}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"phase":"x"},"status":{"capacity":{}}})",
+      Watch("ADDED", kFullNode),
+      Watch("DELETED", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"},"status":{"capacity":{"cpu":"x"}}})"),
+      Watch("BOOKMARK", R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"9"}})"),
+      R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":[)" + std::string(kFullNode) +
+          R"(,{"metadata":{"name":"m"}}]})",
+      R"({"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"m"},"spec":{"taints":{}}}]})",
+      R"({"kind":"NodeList","apiVersion":"v1","items":[{"kind":"Pod","metadata":{"name":"p"}}]})",
       // Duplicates: the last one wins in the reference.
       pod(R"(,"spec":{"nodeName":"a","nodeName":"b"})"),
       pod(R"(,"spec":{"nodeName":1,"nodeName":"b"})"),
@@ -222,8 +264,38 @@ TEST(DecodeFastDifferential, SharedDataFilesAndWatchStream) {
     }
   }
   EXPECT_GE(files, 6);
-  // The pods, the pod list and the six watch events take the fast path.
-  EXPECT_GE(handled, 2 + 1 + 6);
+  // The pods, the two nodes, the pod list and the six watch events take the fast path.
+  EXPECT_GE(handled, 2 + 2 + 1 + 6);
+}
+
+// The real nodes (minikube, two vintages) are decoded by the fast path alone, alone and in a
+// list and a watch event; so is a node with every field the decoder reads.
+TEST(DecodeFastDifferential, NodesTakeTheFastPath) {
+  for (const char* file : {"core/node-minikube-2019-08.json", "core/node-minikube-2020-01.json"}) {
+    SCOPED_TRACE(file);
+    const std::string text = testing::ReadFileOrDie(K8sData(file));
+    EXPECT_EQ(ExpectSameAsReference(text), 1);
+    EXPECT_EQ(ExpectSameAsReference(Watch("MODIFIED", text)), 1);
+    EXPECT_EQ(ExpectSameAsReference(R"({"kind":"NodeList","apiVersion":"v1","items":[)" + text + "]}"), 1);
+  }
+  EXPECT_EQ(ExpectSameAsReference(kFullNode), 1);
+  Object obj;
+  ASSERT_TRUE(FastDecodeObject(kFullNode, &obj));
+  const Node& n = std::get<Node>(obj);
+  EXPECT_TRUE(n.spec.unschedulable);
+  ASSERT_EQ(n.spec.taints.size(), 3u);
+  EXPECT_EQ(n.spec.taints[0].value, "gpu");
+  ASSERT_EQ(n.status.allocatable.size(), 3u);  // sorted, the last duplicate winning
+  EXPECT_EQ(n.status.allocatable[0].first, "cpu");
+  EXPECT_EQ(n.status.allocatable[0].second.MilliValue(), 7900);
+  ASSERT_EQ(n.status.images.size(), 3u);
+  EXPECT_EQ(n.status.images[0].names.size(), 2u);
+  EXPECT_EQ(n.status.images[0].size_bytes, 142000000);
+  // Invalid nodes are left to the reference, which names the field.
+  EXPECT_FALSE(FastDecodeObject(R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})", &obj));
+  auto bad = DecodeObject(R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("Node n: status.capacity.cpu"));
 }
 
 TEST(DecodeFastDifferential, FullPodTakesTheFastPath) {
@@ -254,6 +326,7 @@ TEST(DecodeFastDifferential, MutatedDocuments) {
     }
   }
   seeds.push_back(testing::ReadFileOrDie(K8sData("core/podlist-apiserver-rancher-2018.json")));
+  seeds.push_back(testing::ReadFileOrDie(K8sData("core/node-minikube-2020-01.json")));
   static const char kAlphabet[] = "{}[],:\"\\/ nul0123456789-+.eEtrfasxu\x01\x7f\x80\xc3\xa9\xed\xf4";
   std::mt19937 rng(20261121);
   for (const std::string& seed : seeds) {

@@ -34,6 +34,11 @@ using json = nlohmann::json;
 
 namespace {
 
+// A watch event line as the API server writes it: "type" before "object".
+std::string WatchLine(const std::string& type, const nlohmann::json& object) {
+  return "{\"type\":" + nlohmann::json(type).dump() + ",\"object\":" + object.dump() + "}\n";
+}
+
 struct KindInfo {
   const char* resource;
   const char* kind;
@@ -305,7 +310,7 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
   std::vector<std::string> initial;  // synthetic ADDED for rv "" / "0"
   bool gone = false;
   if (rv_param.empty() || rv_param == "0") {
-    for (const auto& [key, obj] : st->objects[k.resource]) initial.push_back(json{{"type", "ADDED"}, {"object", obj}}.dump() + "\n");
+    for (const auto& [key, obj] : st->objects[k.resource]) initial.push_back(WatchLine("ADDED", obj));
     cursor = st->rv;
   } else {
     cursor = std::stoll(rv_param);
@@ -364,7 +369,7 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
                 drop = true;
                 break;
               }
-              std::string line = json{{"type", e.type}, {"object", e.object}}.dump() + "\n";
+              std::string line = WatchLine(e.type, e.object);
               if (st->malform_next > 0 || st->Roll(st->random.watch_malformed_rate)) {
                 if (st->malform_next > 0) --st->malform_next;
                 lines.push_back("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\n");
@@ -448,7 +453,12 @@ void HandleList(const std::shared_ptr<FakeApiServer::State>& st, const httplib::
   } else {
     st->snapshots.erase(snap_id);
   }
-  Reply(res, 200, body);
+  // Members in the API server's order (kind, apiVersion, metadata, items), not nlohmann's
+  // sorted one: the reflector's streaming decoder relies on it, as with a real server.
+  res.status = 200;
+  res.set_content("{\"kind\":" + body["kind"].dump() + ",\"apiVersion\":" + body["apiVersion"].dump() +
+                      ",\"metadata\":" + body["metadata"].dump() + ",\"items\":" + body["items"].dump() + "}",
+                  "application/json");
 }
 
 // Writes; `fault` is applied by the caller.

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <mutex>
 
 #include "api/fmt.h"
+#include "workers/clock.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
 
@@ -15,6 +19,7 @@ namespace volcache::kube {
 namespace {
 
 using testing::Eventually;
+using volcache::FakeClock;
 using testing::FakeApiServer;
 using testing::PodJson;
 
@@ -52,6 +57,40 @@ class RecordingHandler : public ReflectorHandler {
   mutable std::mutex mu_;
   std::vector<std::string> log_;
   std::vector<std::string> errors_;
+};
+
+// Captures what spdlog's default logger writes while it lives (create it before the
+// reflectors it watches, so it outlives them).
+class LogCapture {
+ public:
+  LogCapture() : old_(spdlog::default_logger()), sink_(std::make_shared<Sink>()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  ~LogCapture() { spdlog::set_default_logger(old_); }
+  std::vector<std::string> lines() const { return sink_->lines(); }
+  size_t Count(const std::string& needle) const {
+    size_t n = 0;
+    for (const auto& l : lines()) n += l.find(needle) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+ private:
+  class Sink final : public spdlog::sinks::base_sink<std::mutex> {
+   public:
+    std::vector<std::string> lines() {
+      std::lock_guard<std::mutex> lock(this->mutex_);
+      return lines_;
+    }
+
+   protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override { lines_.emplace_back(msg.payload.data(), msg.payload.size()); }
+    void flush_() override {}
+
+   private:
+    std::vector<std::string> lines_;
+  };
+  std::shared_ptr<spdlog::logger> old_;
+  std::shared_ptr<Sink> sink_;
 };
 
 ReflectorOptions FastOptions() {
@@ -240,6 +279,153 @@ TEST_F(ReflectorTest, StopIsPromptWhileWatching) {
   const auto start = std::chrono::steady_clock::now();
   pods->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+// Options on a FakeClock with client-go's backoff steps and no jitter (exact waits).
+ReflectorOptions ClockOptions(const std::shared_ptr<FakeClock>& clock) {
+  ReflectorOptions o = FastOptions();
+  o.clock = clock;
+  o.initial_backoff = std::chrono::milliseconds(800);
+  o.max_backoff = std::chrono::seconds(30);
+  o.backoff_jitter = 0;
+  return o;
+}
+
+// Waits (real time, for the reflector's thread) until it is backing off after `failures`
+// consecutive failures; returns the wait it chose.
+Duration BackingOff(const Reflector& r, uint64_t failures) {
+  EXPECT_TRUE(Eventually([&] {
+    auto s = r.stats();
+    return s.backing_off && s.consecutive_failures == failures;
+  })) << "never backing off after " << failures << " failures";
+  return r.stats().backoff;
+}
+
+TEST_F(ReflectorTest, ListBackoffDoublesToTheCapWithJitterOnTheInjectedClock) {
+  auto clock = std::make_shared<FakeClock>();
+  server_.AddFault({"GET", "/pods", 500, "InternalError", -1, std::chrono::milliseconds(0), 8});
+  ReflectorOptions o = ClockOptions(clock);
+  o.backoff_jitter = 0.1;
+  o.backoff_seed = 42;
+  auto pods = Make(ResourceKind::kPods, o);
+  for (uint64_t k = 1; k <= 8; ++k) {
+    const Duration base = std::min<Duration>(std::chrono::milliseconds(800) * (1 << (k - 1)), std::chrono::seconds(30));
+    const Duration wait = BackingOff(*pods, k);
+    EXPECT_GE(wait, base) << "failure " << k;
+    EXPECT_LT(wait, base + base / 10) << "failure " << k;
+    EXPECT_EQ(server_.counters().faults, k);
+    // The wait is on the injected clock: just short of it, the reflector is still waiting.
+    clock->Advance(wait - std::chrono::milliseconds(1));
+    EXPECT_TRUE(pods->stats().backing_off);
+    EXPECT_EQ(server_.counters().faults, k);
+    clock->Advance(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  const ReflectorStats s = pods->stats();
+  EXPECT_EQ(s.list_failures, 8u);
+  EXPECT_EQ(s.consecutive_failures, 0u);
+  EXPECT_EQ(s.backoff, Duration::zero());
+  EXPECT_EQ(s.last_list, clock->Now());
+}
+
+TEST_F(ReflectorTest, WatchFailuresBackOffResetAfterANormalWatchAndTheReconnectIsLogged) {
+  LogCapture logs;
+  auto clock = std::make_shared<FakeClock>();
+  auto pods = Make(ResourceKind::kPods, ClockOptions(clock));
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
+  // The open watch ends normally (timeoutSeconds); the next three watch requests fail.
+  server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 3});
+  EXPECT_EQ(BackingOff(*pods, 1), std::chrono::milliseconds(800));
+  clock->Advance(std::chrono::milliseconds(800));
+  EXPECT_EQ(BackingOff(*pods, 2), std::chrono::milliseconds(1600));
+  clock->Advance(std::chrono::milliseconds(1600));
+  EXPECT_EQ(BackingOff(*pods, 3), std::chrono::milliseconds(3200));
+  clock->Advance(std::chrono::milliseconds(3200));
+  // The watch is back; its first event marks the reconnect.
+  server_.Upsert(PodJson("ns", "a", "100m", "64Mi"));
+  ASSERT_TRUE(Eventually([&] { return pods->Get("ns/a") != nullptr; }));
+  EXPECT_EQ(pods->stats().consecutive_failures, 0u);
+  EXPECT_EQ(logs.Count("watch pods: reconnected after 3 failures (5.6 s)"), 1u);
+  // Identical failures are logged once (the repeats are counted, not printed).
+  EXPECT_EQ(logs.Count("watch failed"), 1u);
+  EXPECT_EQ(pods->stats().stream_errors, 3u);
+
+  // A watch that ran normally (ended by the server) resets the backoff to its first step.
+  server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 1});
+  EXPECT_EQ(BackingOff(*pods, 1), std::chrono::milliseconds(800));
+  clock->Advance(std::chrono::milliseconds(800));
+  server_.Upsert(PodJson("ns", "b", "100m", "64Mi"));
+  ASSERT_TRUE(Eventually([&] { return pods->Get("ns/b") != nullptr; }));
+  EXPECT_EQ(logs.Count("watch pods: reconnected after 1 failure (0.8 s)"), 1u);
+}
+
+TEST_F(ReflectorTest, ForbiddenNamesTheMissingPermissionOnce) {
+  LogCapture logs;
+  auto clock = std::make_shared<FakeClock>();
+  server_.AddFault({"GET", "/podgroups", 403, "Forbidden", -1, std::chrono::milliseconds(0), 5});
+  auto pgs = Make(ResourceKind::kPodGroups, ClockOptions(clock));
+  for (uint64_t k = 1; k <= 5; ++k) clock->Advance(BackingOff(*pgs, k));
+  ASSERT_TRUE(pgs->WaitForSync(std::chrono::seconds(60)).ok());
+  EXPECT_EQ(logs.Count(R"(verb "list" on resource "podgroups" in API group "scheduling.volcano.sh")"), 1u);
+  EXPECT_EQ(logs.Count("list failed"), 1u);  // the 4 repeats: one line, the rest counted
+  EXPECT_EQ(logs.Count("list podgroups: reconnected after 5 failures"), 1u);
+
+  // The core group is named as such, for a watch too.
+  ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
+  auto pods = Make(ResourceKind::kPods, ClockOptions(clock));
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  server_.AddFault({"WATCH", "/pods", 403, "Forbidden", -1, std::chrono::milliseconds(0), 2});
+  clock->Advance(BackingOff(*pods, 1));
+  clock->Advance(BackingOff(*pods, 2));
+  server_.Upsert(PodJson("ns", "a", "100m", "64Mi"));
+  ASSERT_TRUE(Eventually([&] { return pods->Get("ns/a") != nullptr; }));
+  EXPECT_EQ(logs.Count(R"(verb "watch" on resource "pods" in API group "" (the core group))"), 1u);
+}
+
+TEST_F(ReflectorTest, StatsCountListsWatchesRelistsEventsByTypeAndTheirTimes) {
+  auto clock = std::make_shared<FakeClock>(TimePoint(std::chrono::seconds(1000)));
+  server_.Upsert(PodJson("ns", "a", "100m", "64Mi"));
+  auto pods = Make(ResourceKind::kPods, ClockOptions(clock));
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  ReflectorStats s = pods->stats();
+  EXPECT_EQ(s.lists, 1u);
+  EXPECT_EQ(s.last_list, clock->Now());
+  EXPECT_EQ(s.fast_decoded, 1u);  // the pod came through the streaming decoder
+  EXPECT_EQ(s.last_event, TimePoint{});
+  ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
+
+  clock->Advance(std::chrono::seconds(5));
+  server_.Upsert(PodJson("ns", "b", "100m", "64Mi"));                     // ADDED
+  server_.Upsert(PodJson("ns", "a", "100m", "64Mi", "", "volcano", "n1"));  // MODIFIED
+  server_.Delete("pods", "ns", "b");                                      // DELETED
+  server_.Upsert(PodJson("ns", "bad", "1x", "64Mi"));                     // decode error
+  ASSERT_TRUE(Eventually([&] { return pods->stats().events == 3 && pods->stats().decode_errors == 1; }));
+  server_.SendBookmarks();
+  ASSERT_TRUE(Eventually([&] { return pods->stats().bookmarks >= 1; }));
+  s = pods->stats();
+  EXPECT_EQ(s.added, 1u);
+  EXPECT_EQ(s.modified, 1u);
+  EXPECT_EQ(s.deleted, 1u);
+  EXPECT_EQ(s.fast_decoded, 1u + 3u);  // the bad pod went to the DOM decoder for its error
+  EXPECT_EQ(s.last_event, clock->Now());
+  EXPECT_EQ(s.last_watch_start, clock->Now());
+  EXPECT_GE(s.watches, 1u);
+  EXPECT_EQ(s.relists, 0u);
+  EXPECT_EQ(s.error_events, 0u);
+
+  // The watch goes down, history is compacted: the next watch gets ERROR 410 → relist.
+  server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 1});
+  const Duration wait = BackingOff(*pods, 1);  // the open watch ends (timeoutSeconds), the next fails
+  server_.Upsert(PodJson("ns", "c", "100m", "64Mi"));
+  server_.Compact();
+  clock->Advance(wait);
+  ASSERT_TRUE(Eventually([&] { return pods->stats().relists == 1 && pods->Get("ns/c") != nullptr; }));
+  s = pods->stats();
+  EXPECT_EQ(s.lists, 2u);
+  EXPECT_EQ(s.error_events, 1u);
+  EXPECT_EQ(s.last_list, clock->Now());
+  EXPECT_EQ(s.stream_errors, 1u);
 }
 
 }  // namespace
