@@ -12,7 +12,10 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <cstdio>
+#include <ctime>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -138,6 +141,8 @@ KubeClient::KubeClient(std::string server, std::string ca_file, std::string toke
 }
 
 KubeClient::~KubeClient() = default;
+KubeClient::KubeClient(KubeClient&&) noexcept = default;
+KubeClient& KubeClient::operator=(KubeClient&&) noexcept = default;
 
 HttpAnswer KubeClient::Do(const std::string& method, const std::string& path, const std::string& body,
                           const std::string& content_type) {
@@ -518,10 +523,50 @@ std::vector<AuditEvent> ReadAudit(const std::string& path) {
     }
     if (j.contains("responseStatus")) e.code = j["responseStatus"].value("code", 0);
     if (j.contains("user")) e.user = j["user"].value("username", "");
-    e.stage_time = j.value("stageTimestamp", "");
+    e.received = ParseTimestamp(j.value("requestReceivedTimestamp", ""));
+    e.completed = ParseTimestamp(j.value("stageTimestamp", ""));
     out.push_back(std::move(e));
   }
   return out;
+}
+
+double ParseTimestamp(const std::string& ts) {
+  if (ts.size() < 20) return 0;
+  struct tm tm {};
+  tm.tm_year = std::stoi(ts.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(ts.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(ts.substr(8, 2));
+  tm.tm_hour = std::stoi(ts.substr(11, 2));
+  tm.tm_min = std::stoi(ts.substr(14, 2));
+  tm.tm_sec = std::stoi(ts.substr(17, 2));
+  double frac = 0;
+  if (ts.size() > 19 && ts[19] == '.') {
+    size_t end = ts.find_first_not_of("0123456789", 20);
+    frac = std::stod("0" + ts.substr(19, end - 19));
+  }
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
+std::string ParallelFor(const KubeApiServer& s, int threads, int n,
+                        const std::function<std::string(KubeClient&, int)>& fn) {
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::string first_error;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&] {
+      KubeClient c = s.Admin();
+      for (int i = next++; i < n; i = next++) {
+        std::string e = fn(c, i);
+        if (!e.empty()) {
+          std::lock_guard<std::mutex> l(mu);
+          if (first_error.empty()) first_error = e;
+        }
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  return first_error;
 }
 
 std::map<std::string, int> BindingsPerPod(const std::vector<AuditEvent>& events, const std::string& ns) {

@@ -31,6 +31,8 @@ class KubeClient {
  public:
   KubeClient(std::string server, std::string ca_file, std::string token);
   ~KubeClient();
+  KubeClient(KubeClient&&) noexcept;
+  KubeClient& operator=(KubeClient&&) noexcept;
   HttpAnswer Do(const std::string& method, const std::string& path, const std::string& body = "",
                 const std::string& content_type = "application/json");
   HttpAnswer Get(const std::string& path) { return Do("GET", path); }
@@ -133,8 +135,15 @@ bool Eventually(const std::function<bool()>& cond, Seconds deadline);
 struct AuditEvent {
   std::string verb, resource, subresource, ns, name, user;
   int code = 0;
-  std::string stage_time;  // stageTimestamp
+  double received = 0;   // requestReceivedTimestamp, seconds since the epoch
+  double completed = 0;  // stageTimestamp
 };
+// An RFC 3339 timestamp with fraction ("2026-01-01T00:00:00.123456Z") as seconds since the epoch.
+double ParseTimestamp(const std::string& ts);
+// Runs fn(client, i) for i in [0, n) on `threads` threads, each with its own admin connection;
+// returns the first error text fn returned ("" when all succeeded).
+std::string ParallelFor(const KubeApiServer& s, int threads, int n,
+                        const std::function<std::string(KubeClient&, int)>& fn);
 std::vector<AuditEvent> ReadAudit(const std::string& path);
 // Successful (201) pods/binding creates per "ns/name", optionally only in one namespace.
 std::map<std::string, int> BindingsPerPod(const std::vector<AuditEvent>& events, const std::string& ns = "");

@@ -146,7 +146,9 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
       },
       Seconds(10)))
       << "PodGroup unsched/big has no .status.phase 10 s after serve got ready";
-  if (!phase.empty()) EXPECT_TRUE(phase == "Pending" || phase == "Inqueue") << "phase " << phase;
+  if (!phase.empty()) {
+    EXPECT_TRUE(phase == "Pending" || phase == "Inqueue") << "phase " << phase;
+  }
 
   // Defect 5: each pod gets PodScheduled=False, reason Unschedulable.
   for (std::string pod : {"big-0", "big-1"}) {
