@@ -419,7 +419,7 @@ std::string VolcacheBinary() {
 ServeProcess::ServeProcess(const std::string& name, const std::string& log_dir, std::vector<std::string> args) {
   admin_port_ = FreePort();
   log_ = log_dir + "/" + name + ".log";
-  std::vector<std::string> argv = {VolcacheBinary(), "serve"};
+  std::vector<std::string> argv = {VolcacheBinary(), "-v", "2", "serve"};  // info level
   for (auto& a : args) argv.push_back(a);
   argv.push_back("--listen");
   argv.push_back("127.0.0.1:" + std::to_string(admin_port_));

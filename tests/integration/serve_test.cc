@@ -103,8 +103,7 @@ TEST_F(ServeTest, InitialSyncCountsForeignBoundPodIgnoresOtherSchedulersAndIsCon
   ASSERT_TRUE(cmp.is_object());
   EXPECT_EQ(cmp["consistent"], true) << cmp.dump();
   EXPECT_EQ(cmp["invariants"], "ok") << cmp.dump();
-  EXPECT_TRUE(BindingsExactlyOnce(ns));
-  EXPECT_EQ(BindingsPerPod(ReadAudit(server().audit_log()), ns).count(ns + "/foreign"), 0u);
+  EXPECT_TRUE(BindingsExactlyOnce(ns, {"foreign"}));
 }
 
 TEST_F(ServeTest, GangAndNodeCreatedAfterStartAreScheduledWithin5s) {
@@ -192,11 +191,12 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
     if (io.value("name", "") == "big" || io.value("name", "").rfind("big-", 0) == 0) {
       ++objects;
       max_count = std::max(max_count, e.value("count", 0));
-      kinds += io.value("kind", "") + "/" + io.value("name", "") + " " + e.value("reason", "") + " count " +
+      if (objects <= 3) kinds += io.value("kind", "") + "/" + io.value("name", "") + " " + e.value("reason", "") + " count " +
                std::to_string(e.value("count", 0)) + "; ";
     }
   }
-  EXPECT_EQ(objects, 1) << "Event objects for the gang after ~12 sessions: " << kinds << " (defect 5)";
+  EXPECT_EQ(objects, 1) << objects << " Event objects for the gang after ~12 sessions; the first: " << kinds
+                        << " (defect 5)";
   EXPECT_GT(max_count, 1) << "identical events are one object with a count: " << kinds;
   EXPECT_TRUE(serve->Running());
 }
@@ -280,7 +280,8 @@ TEST_F(ServeTest, SigtermDuringBindBurstExitsZeroAndEveryLoggedBindIsOnTheServer
   EXPECT_EQ(*code, 0) << Tail(serve->Log());
   std::smatch m;
   const std::string log = serve->Log();
-  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(binds ok (\d+) failed (\d+))"))) << Tail(log);
+  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(binds ok (\d+) failed (\d+))")))
+      << "no 'binds ok N failed M' line; log:\n" << Tail(log);
   const int ok = std::stoi(m[1]);
   const int failed = std::stoi(m[2]);
   const int bound = CountBound(c, ns);
