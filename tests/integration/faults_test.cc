@@ -83,7 +83,7 @@ TEST_F(FaultsTest, ApiServerRestartServeReconnectsAndBindsWithoutLostOrDuplicate
   ASSERT_TRUE(server().StartApiserver(&err)) << err;
   c = Admin();
 
-  EXPECT_TRUE(Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(60)))
+  EXPECT_TRUE(Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(30)))
       << "no log line marks the watch reconnect (defect 8); log since the restart:\n"
       << Tail(serve->Log());
   ASSERT_EQ(CreateGang(c, ns, "after", 6, "1", "1Gi", {{"suite", "rs"}}), "");
@@ -130,7 +130,7 @@ TEST_F(FaultsTest, WatchFromCompactedResourceVersionRelistsAndStaysConsistent) {
       [&] {
         return !LinesWith(serve->Log(), {"410", "gone", "too old", "relist", "expired"}, lines_before).empty();
       },
-      Seconds(60)))
+      Seconds(30)))
       << "no relist after 410 in the log; since the restart:\n"
       << Tail(serve->Log());
   EXPECT_TRUE(Eventually([&] { return CountBound(c, ns) == 3; }, Seconds(30)))
