@@ -83,7 +83,7 @@ TEST_F(FaultsTest, ApiServerRestartServeReconnectsAndBindsWithoutLostOrDuplicate
   ASSERT_TRUE(server().StartApiserver(&err)) << err;
   c = Admin();
 
-  EXPECT_TRUE(Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(30)))
+  EXPECT_TRUE(Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(20)))
       << "no log line marks the watch reconnect (defect 8); log since the restart:\n"
       << Tail(serve->Log());
   ASSERT_EQ(CreateGang(c, ns, "after", 6, "1", "1Gi", {{"suite", "rs"}}), "");

@@ -157,16 +157,17 @@ TEST_F(ScaleTest, EightThousandGangPodsOn500NodesAllBoundOnce) {
             << Seconds(std::chrono::steady_clock::now() - t0).count() << " s" << std::endl;
   const double start = NowEpoch();
   auto serve = StartServe("eight-thousand");
-  auto bindings = WaitAllBound(*serve, ns, 8000, Seconds(30), Seconds(300));
+  auto bindings = WaitAllBound(*serve, ns, 8000, Seconds(20), Seconds(300));
   const double done = NowEpoch();
   auto [first, last] = BindWindow(ReadAudit(server().audit_log()), ns);
   serve->Signal(SIGTERM);
   auto code = serve->WaitExit(Seconds(10));
   if (ceiling_rate_ == 0) ceiling_rate_ = TrivialBinderRate("big-ceiling", 2000);
-  std::printf("FIGURE: defect 10: 500 nodes, 1000 gangs x 8 pods: %zu of 8000 bound, all in %.2f s from start "
+  std::printf("FIGURE: defect 10: 500 nodes, 1000 gangs x 8 pods: %zu of 8000 bound %s %.2f s from serve's start "
               "(bind phase %.2f s); trivial binder ceiling %.0f pods/s (%d at once), i.e. %.2f s for 8000\n",
-              bindings.size(), bindings.size() == 8000 ? last - start : done - start,
-              bindings.empty() ? 0.0 : last - first, ceiling_rate_, kBindConcurrency, 8000 / ceiling_rate_);
+              bindings.size(), bindings.size() == 8000 ? "(all) in" : "when the test gave up after",
+              bindings.size() == 8000 ? last - start : done - start, bindings.empty() ? 0.0 : last - first,
+              ceiling_rate_, kBindConcurrency, 8000 / ceiling_rate_);
   std::fflush(stdout);
   EXPECT_EQ(bindings.size(), 8000u) << "defect 10: the bind flow stopped";
   for (auto& [pod, n] : bindings) {
