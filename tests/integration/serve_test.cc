@@ -3,6 +3,7 @@
 // Every test runs its own serve process and its own namespace / node labels (suite=<test>).
 #include <signal.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "tests/integration/fixture.h"
@@ -183,21 +184,23 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
   EXPECT_EQ(CountBound(c, ns), 0);
   auto events = c.Get("/api/v1/namespaces/" + ns + "/events").json();
   ASSERT_TRUE(events.is_object());
-  int objects = 0;
-  int max_count = 0;
-  std::string kinds;
+  // Per involved object (the PodGroup, each pod): identical events are one Event object.
+  std::map<std::string, std::vector<int>> counts;  // kind/name -> count of each Event object
   for (auto& e : events["items"]) {
     const auto& io = e["involvedObject"];
-    if (io.value("name", "") == "big" || io.value("name", "").rfind("big-", 0) == 0) {
-      ++objects;
-      max_count = std::max(max_count, e.value("count", 0));
-      if (objects <= 3) kinds += io.value("kind", "") + "/" + io.value("name", "") + " " + e.value("reason", "") + " count " +
-               std::to_string(e.value("count", 0)) + "; ";
+    const std::string name = io.value("name", "");
+    if (name == "big" || name.rfind("big-", 0) == 0) {
+      counts[io.value("kind", "") + "/" + name].push_back(e.value("count", 0));
     }
   }
-  EXPECT_EQ(objects, 1) << objects << " Event objects for the gang after ~12 sessions; the first: " << kinds
-                        << " (defect 5)";
-  EXPECT_GT(max_count, 1) << "identical events are one object with a count: " << kinds;
+  std::ostringstream summary;
+  for (auto& [obj, cs] : counts) summary << obj << ": " << cs.size() << " Event object(s); ";
+  ASSERT_EQ(counts.count("PodGroup/big"), 1u) << "no Event for PodGroup big; " << summary.str();
+  const auto& pg_events = counts["PodGroup/big"];
+  EXPECT_EQ(pg_events.size(), 1u) << "Event objects after ~12 sessions: " << summary.str() << "(defect 5)";
+  EXPECT_GT(*std::max_element(pg_events.begin(), pg_events.end()), 1)
+      << "identical events are one object whose count grows: " << summary.str() << "(defect 5)";
+  for (auto& [obj, cs] : counts) EXPECT_LE(cs.size(), 1u) << obj << " has " << cs.size() << " Event objects (defect 5)";
   EXPECT_TRUE(serve->Running());
 }
 
