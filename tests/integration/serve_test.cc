@@ -204,6 +204,24 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
   EXPECT_TRUE(serve->Running());
 }
 
+// Defect 8: serve's sessions record the snapshot histogram (only `run` did).
+TEST_F(ServeTest, SessionsRecordSnapshotDurationMetric) {
+  auto serve = StartServe("metrics", {"--schedule-period", "200ms"});
+  ASSERT_TRUE(WaitReady(*serve));
+  double count = -1;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        std::istringstream in(serve->AdminGet("/metrics").body);
+        std::string line;
+        while (std::getline(in, line)) {
+          if (line.rfind("volcache_snapshot_duration_seconds_count ", 0) == 0) count = std::stod(line.substr(41));
+        }
+        return count >= 3;
+      },
+      Seconds(10)))
+      << "volcache_snapshot_duration_seconds_count is " << count << " after 10 s of 200 ms sessions (defect 8)";
+}
+
 TEST_F(ServeTest, NodeNotReadyLeavesSnapshotAndReadyAgainIsUsed) {
   KubeClient c = Admin();
   const std::string ns = "notready";
