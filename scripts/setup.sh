@@ -12,6 +12,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev                        # (prometheus-cpp is not packaged in Debian 12)
+  etcd-server xz-utils curl openssl   # tests/integration: ../shared/tools/kube-apiserver
 )
 
 missing=()
