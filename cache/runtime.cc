@@ -512,6 +512,17 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
   }
 }
 
+void CacheRuntime::RecordLeftOutJobEvents() {
+  if (!impl_->recorder) return;
+  for (const auto& job : cache_->JobsLeftOutOfSnapshots()) {  // copied out: no cache lock held below
+    const std::string msg = job.has_pod_group ? fmt::format("queue {} of pod group {} not found", job.queue, job.job)
+                                              : fmt::format("pod group {} not found", job.job);
+    for (const auto& meta : job.pending) {
+      impl_->Record({"Pod", meta->namespace_(), meta->name(), meta->uid()}, "Warning", "FailedScheduling", msg);
+    }
+  }
+}
+
 void CacheRuntime::RunDueWorkInline() {
   cache_->DrainQueuesOnce();
   impl_->DrainStatusInline();

@@ -103,6 +103,10 @@ class CacheRuntime final {
   // on the PodGroup; for an unschedulable job, PodScheduled=False/Unschedulable with the fit
   // error (and a FailedScheduling event) on each pending pod whose cached condition differs.
   void RecordJobStatusEvent(const JobInfo& job);
+  // Warning/FailedScheduling on each Pending pod of a job the snapshots leave out: "pod group
+  // ns/name not found" or "queue q of pod group ns/name not found" (the recorder turns the
+  // repeats of every session into one Event object's count). Call once per session.
+  void RecordLeftOutJobEvents();
 
   // Runs everything due now on the caller: queues, the bind tick's work, evictions, status
   // writes (inline execution only; tests and replay).

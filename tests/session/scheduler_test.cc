@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -213,6 +214,29 @@ TEST(SchedulerTest, UnschedulablePodsGetPodScheduledFalseOnceNotEverySession) {
   r.Flush();
   EXPECT_EQ(r.status.pod_conditions().size(), 6u);
   EXPECT_EQ(failed_scheduling(), 6);
+}
+
+TEST(SchedulerTest, PodsWhosePodGroupOrQueueIsMissingGetAnEventSayingSo) {
+  Rig r;
+  r.AddNode("n1");
+  auto ghost = PodBuilder("ns", "ghost-0").Group("ghost").Request("1", "1Gi").Ptr();  // no PodGroup
+  r.source.PutPod(ghost);
+  ASSERT_TRUE(r.rt->cache().AddPod(ghost).ok());
+  r.Gang("lost", 2, 2, "1", "nope");  // a queue nobody created
+  r.Gang("fine", 1, 1);
+  Scheduler s(r.rt.get());
+  EXPECT_EQ(s.RunOnce().binds, 1);
+  std::map<std::string, std::string> msg;
+  for (const auto& e : r.recorder.events()) {
+    if (e.reason != "FailedScheduling") continue;
+    EXPECT_EQ(e.type, "Warning");
+    EXPECT_EQ(e.object.kind, "Pod");
+    msg[e.object.namespace_ + "/" + e.object.name] = e.message;
+  }
+  EXPECT_EQ(msg.size(), 3u);
+  EXPECT_EQ(msg["ns/ghost-0"], "pod group ns/ghost not found");
+  EXPECT_EQ(msg["ns/lost-0"], "queue nope of pod group ns/lost not found");
+  EXPECT_EQ(msg["ns/lost-1"], "queue nope of pod group ns/lost not found");
 }
 
 // Refuses the bind of one task key, as if the cache had changed since the snapshot.
