@@ -253,5 +253,27 @@ TEST(RestEventSinkTest, CreateThenPatchOnTheApiServerAndNotFoundWhenGone) {
   EXPECT_EQ(sink.Patch(e).code(), StatusCode::kNotFound);
 }
 
+// The symptom, end to end: a gang unschedulable session after session used to be a
+// new Event object each time. Now it is one object; its count is the last one the spam
+// bucket let through (25 of 60 in a burst), sent as PATCHes of that object.
+TEST(RestEventRecorderTest, RepeatedEventIsOneObjectOnTheApiServer) {
+  FakeApiServer server;
+  auto client = std::move(RestClient::Create(server.Config()).value());
+  RestEventSink sink(client.get());
+  RestEventRecorder rec(&sink, std::make_shared<FakeClock>());
+  for (int i = 0; i < 60; ++i) rec.Event(kPg, "Warning", "Unschedulable", "0/1 nodes are available");
+  rec.Stop(std::chrono::seconds(30));
+  auto events = server.List("events");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["count"], 25);
+  EXPECT_EQ(events[0]["reason"], "Unschedulable");
+  EXPECT_EQ(events[0]["source"]["component"], "volcano");
+  EXPECT_EQ(server.counters().events, 1u);  // one create
+  auto st = rec.stats();
+  EXPECT_EQ(st.created, 1u);
+  EXPECT_EQ(st.spam_dropped, 35u);
+  EXPECT_EQ(st.failed, 0u);
+}
+
 }  // namespace
 }  // namespace volcache::kube
