@@ -487,8 +487,44 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
   EventRef ref{"PodGroup", job.namespace_(), job.name(), job.pod_group() ? job.pod_group()->metadata.uid : ""};
   if (job.IsReady()) {
     impl_->Record(ref, "Normal", "Scheduled", "pod group is ready");
-  } else {
-    impl_->Record(ref, "Warning", "Unschedulable", job.FitError());
+    return;
+  }
+  const std::string fit_error = job.FitError();
+  // Volcano's text; the recorder makes the repeats of one session after another a count.
+  impl_->Record(ref, "Warning", "Unschedulable",
+                fmt::format("{}/{} tasks in gang unschedulable: {}", job.CountWithStatus(TaskStatus::kPending),
+                            job.tasks().size(), fit_error));
+  // Volcano's taskUnschedulable: every task still Pending (or Allocated, not bound) gets
+  // PodScheduled=False/Unschedulable with the fit error — written, with a FailedScheduling
+  // event on the pod, only when the pod's own condition says something else (not every
+  // session: the watch brings the written condition back into the cached pod).
+  for (TaskStatus status : {TaskStatus::kAllocated, TaskStatus::kPending}) {
+    for (const TaskInfo* t : job.TasksWithStatus(status)) {
+      if (!t->meta || !t->meta->pod) continue;
+      const k8s::Pod& pod = *t->meta->pod;
+      k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", fit_error, WallMs()};
+      auto cur = std::find_if(pod.status.conditions.begin(), pod.status.conditions.end(),
+                              [](const k8s::PodCondition& c) { return c.type == "PodScheduled"; });
+      if (cur != pod.status.conditions.end()) {
+        if (cur->status == cond.status && cur->reason == cond.reason && cur->message == cond.message) continue;
+        if (cur->status == cond.status && cur->last_transition_time != 0) {
+          cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
+        }
+      }
+      impl_->Record({"Pod", t->namespace_(), t->name(), t->uid()}, "Warning", "FailedScheduling", fit_error);
+      impl_->EnqueueWrite("pod/" + t->key(), PodConditionWrite{t->meta->pod, std::move(cond)});
+    }
+  }
+}
+
+void CacheRuntime::RecordLeftOutJobEvents() {
+  if (!impl_->recorder) return;
+  for (const auto& job : cache_->JobsLeftOutOfSnapshots()) {  // copied out: no cache lock held below
+    const std::string msg = job.has_pod_group ? fmt::format("queue {} of pod group {} not found", job.queue, job.job)
+                                              : fmt::format("pod group {} not found", job.job);
+    for (const auto& meta : job.pending) {
+      impl_->Record({"Pod", meta->namespace_(), meta->name(), meta->uid()}, "Warning", "FailedScheduling", msg);
+    }
   }
 }
 

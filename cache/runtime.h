@@ -101,8 +101,14 @@ class CacheRuntime final {
   void UpdateJobStatus(const JobInfo& job, const std::string& phase);
   // Queue status (allocated), written only when it changed since the last write.
   void UpdateQueueStatus(const QueueInfo& queue);
-  // Unschedulable (with the job's fit-error text) or Scheduled event on the PodGroup.
+  // Unschedulable (Volcano's "n/m tasks in gang unschedulable: <fit error>") or Scheduled event
+  // on the PodGroup; for an unschedulable job, PodScheduled=False/Unschedulable with the fit
+  // error (and a FailedScheduling event) on each pending pod whose cached condition differs.
   void RecordJobStatusEvent(const JobInfo& job);
+  // Warning/FailedScheduling on each Pending pod of a job the snapshots leave out: "pod group
+  // ns/name not found" or "queue q of pod group ns/name not found" (the recorder turns the
+  // repeats of every session into one Event object's count). Call once per session.
+  void RecordLeftOutJobEvents();
 
   // Runs everything due now on the caller: queues, the bind tick's work, evictions, status
   // writes (inline execution only; tests and replay).

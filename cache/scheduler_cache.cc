@@ -542,6 +542,19 @@ CacheCounters SchedulerCache::counters() const {
   return impl_->counters;
 }
 
+std::vector<SchedulerCache::LeftOutJob> SchedulerCache::JobsLeftOutOfSnapshots() const {
+  std::vector<LeftOutJob> out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (const auto& [id, slot] : impl_->jobs) {
+    const JobInfo& job = *slot.info;
+    if (impl_->IncludeJob(job)) continue;
+    LeftOutJob j{id, job.pod_group() != nullptr, job.pod_group() ? job.queue() : "", {}};
+    for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) j.pending.push_back(t->meta);
+    if (!j.pending.empty()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
 size_t SchedulerCache::num_jobs() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->jobs.size();

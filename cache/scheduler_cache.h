@@ -174,6 +174,17 @@ class SchedulerCache {
   // `threads` threads) — for sessions that will rewrite most objects, and for benchmarks.
   static void MaterializeSnapshot(ClusterInfo* snapshot, int threads);
 
+  // Jobs that snapshots leave out because their PodGroup does not exist (`has_pod_group`
+  // false) or names a queue the cache does not hold, with their Pending tasks (jobs without
+  // one are not listed). One scan of the jobs under the lock; for the session's events.
+  struct LeftOutJob {
+    JobId job;  // "namespace/podgroup"
+    bool has_pod_group = false;
+    std::string queue;  // the PodGroup's queue ("" without a PodGroup)
+    std::vector<std::shared_ptr<const TaskMeta>> pending;
+  };
+  std::vector<LeftOutJob> JobsLeftOutOfSnapshots() const;
+
   // ------------------------------------------------------------------ debugging
   // The whole cache as JSON (SPEC §8 schema).
   std::string Dump() const;

@@ -139,7 +139,8 @@ Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions option
       binder_(client_.get(), options_.binder),
       evictor_(client_.get(), options_.use_eviction_api),
       status_(client_.get()),
-      recorder_(client_.get(), options_.event_component) {
+      event_sink_(client_.get()),
+      recorder_(&event_sink_, RealClock::Instance(), {.component = options_.event_component, .capacity = 4096, .correlator = {}}) {
   for (ResourceKind kind : kAllKinds) {
     feeders_.push_back(std::make_unique<Feeder>(this, kind));
     reflectors_.push_back(std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), options_.reflector));

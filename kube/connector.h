@@ -34,6 +34,7 @@
 
 #include "cache/cluster_source.h"
 #include "cache/runtime.h"
+#include "kube/events.h"
 #include "kube/reflector.h"
 #include "kube/rest_client.h"
 #include "kube/rest_writers.h"
@@ -96,6 +97,7 @@ class Connector {
   RestBinder binder_;
   RestEvictor evictor_;
   RestStatusUpdater status_;
+  RestEventSink event_sink_;
   RestEventRecorder recorder_;
   std::vector<std::unique_ptr<Feeder>> feeders_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;  // indexed by ResourceKind

@@ -13,8 +13,7 @@
 //                     client-go retry.DefaultRetry). A status identical to the one this
 //                     updater last wrote for the same object version is not sent again.
 //                     All status writes use RequestClass::kStatus (their own client bucket).
-//   RestEventRecorder core/v1 Events, posted asynchronously from a bounded queue (events are
-//                     best effort: a full queue drops and counts, never blocks a bind).
+// (core/v1 Events: kube/events.h.)
 // plus CreateQueueIfMissing for volcache's `root` and default queues.
 //
 // Failure semantics: every error names the operation and the object and carries the HTTP
@@ -128,43 +127,6 @@ class RestStatusUpdater final : public StatusUpdater {
   mutable std::mutex mu_;
   std::unordered_map<std::string, Written> written_;  // guarded by mu_; key "kind/ns/name"
   Stats stats_;                                       // guarded by mu_
-};
-
-class RestEventRecorder final : public EventRecorder {
- public:
-  RestEventRecorder(RestClient* client, std::string component, size_t capacity = 4096);
-  ~RestEventRecorder() override;  // Stop()
-  void Event(const EventRef& object, const std::string& type, const std::string& reason,
-             const std::string& message) override;
-  // Posts what is queued (up to `timeout`), then stops the poster thread. Idempotent.
-  void Stop(Duration timeout = std::chrono::seconds(2));
-
-  struct Stats {
-    uint64_t posted = 0;
-    uint64_t failed = 0;
-    uint64_t dropped = 0;
-  };
-  Stats stats() const;
-
- private:
-  struct Pending {
-    EventRef object;
-    std::string type, reason, message;
-    int64_t time_ms;
-  };
-  void Run();
-  Status Post(const Pending& e);
-
-  RestClient* client_;
-  const std::string component_;
-  const size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
-  Stats stats_;                // guarded by mu_
-  bool stopping_ = false;      // guarded by mu_
-  std::chrono::steady_clock::time_point drain_deadline_;  // guarded by mu_
-  std::thread thread_;
 };
 
 // The body of POST pods/{name}/binding: a v1 Binding naming the pod (name, namespace, uid

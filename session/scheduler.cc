@@ -136,6 +136,8 @@ CycleStats Scheduler::RunOnceLocked() {
     const std::string& q = snap.queues.count(job->queue()) ? job->queue() : options_.session.default_queue;
     queue_allocated[q].Add(job->allocated());
   }
+  // Jobs the snapshot left out (no PodGroup, or its queue missing) are never tried: say why.
+  runtime_->RecordLeftOutJobEvents();
   std::vector<std::string> queue_names;
   for (const auto& [name, q] : snap.queues) queue_names.push_back(name);
   std::sort(queue_names.begin(), queue_names.end());

@@ -529,6 +529,14 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
     st->Remove(k, key);
     return Reply(res, 200, obj);
   }
+  if (method == "PATCH" && r.sub.empty() && std::string(k.resource) == "events") {
+    // As kube-apiserver takes client-go's recorder updates: a patch of the Event itself
+    // (count, lastTimestamp, message); strategic merge equals merge for these scalar fields.
+    if (!body.is_object()) return ReplyError(res, 400, "BadRequest", "patch is not a JSON object");
+    obj.merge_patch(body);
+    st->Put(k, obj, "MODIFIED");
+    return Reply(res, 200, st->objects[k.resource][key]);
+  }
   if (method == "PATCH" && r.sub == "status" && std::string(k.resource) == "podgroups") {
     // Volcano's PodGroup CRD declares no status subresource: the real server answers 404.
     return ReplyError(res, 404, "NotFound", "podgroups.scheduling.volcano.sh \"" + r.name + "\" not found");

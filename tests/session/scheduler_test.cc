@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -160,6 +161,82 @@ TEST(SchedulerTest, UnschedulableGangGetsAnEventAndAPendingPhaseWithTheFitError)
   // Nothing was assumed: the node is still empty in the cache.
   EXPECT_FALSE(r.rt->cache().IsAssumed("ns/big-0"));
   EXPECT_FALSE(r.rt->cache().IsAssumed("ns/big-1"));
+}
+
+// Volcano's taskUnschedulable: each pending pod of an unschedulable gang gets
+// PodScheduled=False/Unschedulable with the fit error and a FailedScheduling event, once:
+// a session that finds the same condition on the cached pod writes nothing.
+TEST(SchedulerTest, UnschedulablePodsGetPodScheduledFalseOnceNotEverySession) {
+  Rig r;
+  r.AddNode("n1", "2");
+  r.Gang("big", 3, 3);
+  Scheduler s(r.rt.get());
+  auto failed_scheduling = [&] {
+    int n = 0;
+    for (const auto& e : r.recorder.events()) n += e.reason == "FailedScheduling" && e.object.kind == "Pod";
+    return n;
+  };
+  s.RunOnce();
+  r.Flush();
+  auto conds = r.status.pod_conditions();
+  ASSERT_EQ(conds.size(), 3u);
+  std::set<std::string> pods;
+  for (const auto& [pod, c] : conds) {
+    pods.insert(pod);
+    EXPECT_EQ(c.type, "PodScheduled");
+    EXPECT_EQ(c.status, "False");
+    EXPECT_EQ(c.reason, "Unschedulable");
+    EXPECT_THAT(c.message, HasSubstr("0/1 nodes are available: 1 Insufficient cpu."));
+  }
+  EXPECT_EQ(pods.size(), 3u);
+  EXPECT_EQ(failed_scheduling(), 3);
+
+  // The watch brings the written condition back into the cached pods.
+  for (int i = 0; i < 3; ++i) {
+    const std::string key = "ns/big-" + std::to_string(i);
+    auto old = r.rt->cache().GetTask(key).value().meta->pod;
+    auto updated = std::make_shared<k8s::Pod>(*old);
+    for (const auto& [pod, c] : conds)
+      if (pod == key) updated->status.conditions.push_back(c);
+    updated->metadata.resource_version = "2";
+    ASSERT_TRUE(r.rt->cache().UpdatePod(old, updated).ok());
+  }
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    s.RunOnce();
+    r.Flush();
+  }
+  EXPECT_EQ(r.status.pod_conditions().size(), 3u);  // nothing new
+  EXPECT_EQ(failed_scheduling(), 3);
+
+  // A different fit error is written again.
+  r.AddNode("n2", "500m");
+  s.RunOnce();
+  r.Flush();
+  EXPECT_EQ(r.status.pod_conditions().size(), 6u);
+  EXPECT_EQ(failed_scheduling(), 6);
+}
+
+TEST(SchedulerTest, PodsWhosePodGroupOrQueueIsMissingGetAnEventSayingSo) {
+  Rig r;
+  r.AddNode("n1");
+  auto ghost = PodBuilder("ns", "ghost-0").Group("ghost").Request("1", "1Gi").Ptr();  // no PodGroup
+  r.source.PutPod(ghost);
+  ASSERT_TRUE(r.rt->cache().AddPod(ghost).ok());
+  r.Gang("lost", 2, 2, "1", "nope");  // a queue nobody created
+  r.Gang("fine", 1, 1);
+  Scheduler s(r.rt.get());
+  EXPECT_EQ(s.RunOnce().binds, 1);
+  std::map<std::string, std::string> msg;
+  for (const auto& e : r.recorder.events()) {
+    if (e.reason != "FailedScheduling") continue;
+    EXPECT_EQ(e.type, "Warning");
+    EXPECT_EQ(e.object.kind, "Pod");
+    msg[e.object.namespace_ + "/" + e.object.name] = e.message;
+  }
+  EXPECT_EQ(msg.size(), 3u);
+  EXPECT_EQ(msg["ns/ghost-0"], "pod group ns/ghost not found");
+  EXPECT_EQ(msg["ns/lost-0"], "queue nope of pod group ns/lost not found");
+  EXPECT_EQ(msg["ns/lost-1"], "queue nope of pod group ns/lost not found");
 }
 
 // Refuses the bind of one task key, as if the cache had changed since the snapshot.
