@@ -220,7 +220,7 @@ TEST(WorkloadTest, PodWithoutSchedulerNameGetsTheApiServersDefaultAndIsRefused) 
   EXPECT_THAT(w.status().message(), HasSubstr("Pod ml/lone: spec.schedulerName is \"default-scheduler\""));
   EXPECT_THAT(w.status().message(), HasSubstr("set spec.schedulerName: volcano"));
   // Bound to a node, the same pod is a foreign pod the cluster simply runs.
-  text.replace(text.find("spec: {containers"), 6, "spec: {nodeName: n1, ");
+  text.replace(text.find("spec: {containers"), 7, "spec: {nodeName: n1, ");
   TempFile g(text);
   EXPECT_TRUE(LoadWorkload(g.path(), TraceOptions{}).ok());
 }
