@@ -82,6 +82,10 @@ struct CacheRuntime::Impl {
   EventRecorder* recorder;
 
   std::unique_ptr<Executor> dispatch;
+  // The bind tick's clock. With a RealClock it is a RealClock of its own (its own timer
+  // thread): a session running as a timer callback may block in BindFlow::Push on a full
+  // channel, and the tick that drains the channel must not wait behind it (issue 11 #10).
+  std::shared_ptr<Clock> bind_clock;
   std::unique_ptr<Outcomes> outcomes;
   std::unique_ptr<BindFlow> flow;
   std::unique_ptr<WorkQueue> status_queue;  // before its workers: destroyed after them
@@ -247,7 +251,11 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
     m.dispatch = std::make_unique<ThreadPoolExecutor>(std::max(1, options.dispatch_threads));
   }
   m.outcomes = std::make_unique<Outcomes>(this);
-  m.flow = std::make_unique<BindFlow>(options.bind_flow, clock, binder, &pre_binders_, m.outcomes.get(),
+  m.bind_clock = clock;
+  if (!options.inline_execution && std::dynamic_pointer_cast<RealClock>(clock) != nullptr) {
+    m.bind_clock = std::make_shared<RealClock>();
+  }
+  m.flow = std::make_unique<BindFlow>(options.bind_flow, m.bind_clock, binder, &pre_binders_, m.outcomes.get(),
                                       m.dispatch.get());
   std::vector<std::unique_ptr<RateLimiter>> limiters;
   limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
@@ -354,6 +362,20 @@ void CacheRuntime::Stop() {
   impl_->resync_workers->Stop();
   impl_->node_workers->Stop();
   if (auto* pool = dynamic_cast<ThreadPoolExecutor*>(impl_->dispatch.get())) pool->Stop();
+}
+
+void CacheRuntime::StopNow() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopped) return;
+  }
+  impl_->flow->Stop(/*drain=*/false);  // queued binds handed back (forgotten); in flight finish
+  Stop();
+}
+
+void CacheRuntime::FlushBinds() {
+  if (impl_->options.inline_execution) return;
+  impl_->flow->FlushOnce();
 }
 
 // ------------------------------------------------------------------------ decisions
