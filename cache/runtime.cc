@@ -99,6 +99,7 @@ struct CacheRuntime::Impl {
   std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
   bool running = false;
   bool stopped = false;
+  bool stopping_now = false;  // StopNow began
   bool lists_applied = false;
   uint64_t expiry_timer = 0;
 
@@ -210,6 +211,22 @@ void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
 
 void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error) {
   const std::string& key = ctx.task.key();
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    stopping = rt_->impl_->stopped || rt_->impl_->stopping_now;
+  }
+  if (stopping && error.code() == StatusCode::kCancelled) {
+    // Handed back by the stop, never attempted: nothing failed on the cluster, so no
+    // warning, pod condition or event per task (thousands on a SIGTERM during a burst);
+    // the task is only forgotten and the stop logs the count once.
+    if (Status s = rt_->cache_->ForgetTask(key, ctx.node_name); !s.ok()) {
+      spdlog::debug("forget {} after a cancelled bind: {}", key, s);
+    }
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    ++rt_->impl_->counters.binds_cancelled;
+    return;
+  }
   spdlog::warn("bind {} to {} failed: {}", key, ctx.node_name, error);
   Status s = rt_->cache_->ForgetTask(key, ctx.node_name);  // queues the resync
   if (!s.ok()) {
@@ -368,8 +385,15 @@ void CacheRuntime::StopNow() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (impl_->stopped) return;
+    impl_->stopping_now = true;  // a hand-back is a quiet forget from here on
   }
   impl_->flow->Stop(/*drain=*/false);  // queued binds handed back (forgotten); in flight finish
+  uint64_t cancelled;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    cancelled = impl_->counters.binds_cancelled;
+  }
+  if (cancelled > 0) spdlog::info("stop: {} queued binds not attempted (tasks forgotten)", cancelled);
   Stop();
 }
 

@@ -52,6 +52,7 @@ struct RuntimeOptions {
 struct RuntimeCounters {
   uint64_t binds_succeeded = 0;
   uint64_t binds_failed = 0;
+  uint64_t binds_cancelled = 0;  // queued, handed back by StopNow without an attempt
   uint64_t evictions_ok = 0;
   uint64_t evictions_failed = 0;
   uint64_t status_writes = 0;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -92,12 +93,14 @@ class ContactTracker {
 // Ends the process (exit 0, log flushed) when the shutdown takes longer than `grace`.
 class ShutdownWatchdog {
  public:
-  explicit ShutdownWatchdog(Duration grace)
-      : thread_([this, grace] {
+  // `last_words` runs before the exit (e.g. logs the final bind counts).
+  ShutdownWatchdog(Duration grace, std::function<void()> last_words)
+      : thread_([this, grace, last_words = std::move(last_words)] {
           std::unique_lock<std::mutex> lock(mu_);
           if (cv_.wait_for(lock, grace, [this] { return done_; })) return;
           spdlog::warn("volcache serve: shutdown still running after {} ms; exiting now",
                        std::chrono::duration_cast<std::chrono::milliseconds>(grace).count());
+          if (last_words) last_words();
           spdlog::default_logger()->flush();
           std::_Exit(0);
         }) {}
@@ -265,7 +268,14 @@ CommandRunner AddServe(CLI::App& sub) {
                  sig > 0 ? "signal " + std::to_string(sig) : std::string("sync failed"));
     // Bounded exit: whatever blocks (a request to an unresponsive server), the process ends
     // within the grace period after the signal.
-    ShutdownWatchdog watchdog(std::chrono::milliseconds(static_cast<int64_t>(f->shutdown_grace_seconds * 1000)));
+    auto log_counts = [&runtime](const char* what) {
+      const RuntimeCounters c = runtime.counters();
+      spdlog::info("volcache serve: {}; binds ok {} failed {} not attempted {}, evictions ok {} failed {}, status writes {}",
+                   what, c.binds_succeeded, c.binds_failed, c.binds_cancelled, c.evictions_ok, c.evictions_failed,
+                   c.status_writes);
+    };
+    ShutdownWatchdog watchdog(std::chrono::milliseconds(static_cast<int64_t>(f->shutdown_grace_seconds * 1000)),
+                              [&] { log_counts("exiting"); });
     // The runtime first: a session waiting in Bind on a full channel returns at once.
     (*daemon)->StopNow();
     if (scheduler) scheduler->Stop();
@@ -274,9 +284,7 @@ CommandRunner AddServe(CLI::App& sub) {
     admin.reset();
     cache_metrics.reset();
     scheduler.reset();
-    const RuntimeCounters c = (*daemon)->runtime().counters();
-    spdlog::info("volcache serve: stopped; binds ok {} failed {}, evictions ok {} failed {}, status writes {}",
-                 c.binds_succeeded, c.binds_failed, c.evictions_ok, c.evictions_failed, c.status_writes);
+    log_counts("stopped");
     return sync.ok() || sig > 0 ? 0 : 1;
   };
 }
