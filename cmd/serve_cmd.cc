@@ -56,7 +56,7 @@ struct ServeFlags {
   bool no_admin = false;
   AdminOptions admin;
   double readyz_max_stale_seconds = 0;
-  double shutdown_grace_seconds = 1.5;
+  double shutdown_grace_seconds = 1.2;
 };
 
 // "Seconds since the last successful watch or list" from what the reflectors count today:
