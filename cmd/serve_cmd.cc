@@ -1,10 +1,13 @@
 // `volcache serve`: run the cache and its workers against a Kubernetes cluster (kube/).
 //   volcache serve --kubeconfig ~/.kube/config      (or in-cluster: the service account)
-// Exits cleanly on SIGTERM/SIGINT: binds in flight finish, then the watches stop.
+// SIGTERM/SIGINT end it in every phase (also during the initial sync): binds in flight
+// finish, queued ones are not attempted, and a watchdog bounds the exit
+// (--shutdown-grace-seconds).
 //
-// Once the cache synced: the HTTP admin surface (--listen, default 127.0.0.1:8080; --no-admin)
-// and the reference scheduling session every --schedule-period (--no-schedule for a cache
-// only); SIGUSR2 dumps the cache to the log.
+// From the start: the HTTP admin surface (--listen, default 127.0.0.1:8080; --no-admin;
+// /readyz 503 "syncing" until the cache synced). Once synced: the reference scheduling
+// session at once and then every --schedule-period (--no-schedule for a cache only);
+// SIGUSR2 dumps the cache to the log.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -12,15 +15,15 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <csignal>
-#include <ctime>
-#include <functional>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
