@@ -82,6 +82,10 @@ struct CacheRuntime::Impl {
   EventRecorder* recorder;
 
   std::unique_ptr<Executor> dispatch;
+  // The bind tick's clock. With a RealClock it is a RealClock of its own (its own timer
+  // thread): a session running as a timer callback may block in BindFlow::Push on a full
+  // channel, and the tick that drains the channel must not wait behind it (issue 11 #10).
+  std::shared_ptr<Clock> bind_clock;
   std::unique_ptr<Outcomes> outcomes;
   std::unique_ptr<BindFlow> flow;
   std::unique_ptr<WorkQueue> status_queue;  // before its workers: destroyed after them
@@ -105,6 +109,7 @@ struct CacheRuntime::Impl {
   std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
   bool running = false;
   bool stopped = false;
+  bool stopping_now = false;  // StopNow began
   bool lists_applied = false;
   uint64_t expiry_timer = 0;
 
@@ -209,6 +214,22 @@ void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
 
 void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error) {
   const std::string& key = ctx.task.key();
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    stopping = rt_->impl_->stopped || rt_->impl_->stopping_now;
+  }
+  if (stopping && error.code() == StatusCode::kCancelled) {
+    // Handed back by the stop, never attempted: nothing failed on the cluster, so no
+    // warning, pod condition or event per task (thousands on a SIGTERM during a burst);
+    // the task is only forgotten and the stop logs the count once.
+    if (Status s = rt_->cache_->ForgetTask(key, ctx.node_name); !s.ok()) {
+      spdlog::debug("forget {} after a cancelled bind: {}", key, s);
+    }
+    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    ++rt_->impl_->counters.binds_cancelled;
+    return;
+  }
   spdlog::warn("bind {} to {} failed: {}", key, ctx.node_name, error);
   Status s = rt_->cache_->ForgetTask(key, ctx.node_name);  // queues the resync
   if (!s.ok()) {
@@ -250,7 +271,11 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
     m.dispatch = std::make_unique<ThreadPoolExecutor>(std::max(1, options.dispatch_threads));
   }
   m.outcomes = std::make_unique<Outcomes>(this);
-  m.flow = std::make_unique<BindFlow>(options.bind_flow, clock, binder, &pre_binders_, m.outcomes.get(),
+  m.bind_clock = clock;
+  if (!options.inline_execution && std::dynamic_pointer_cast<RealClock>(clock) != nullptr) {
+    m.bind_clock = std::make_shared<RealClock>();
+  }
+  m.flow = std::make_unique<BindFlow>(options.bind_flow, m.bind_clock, binder, &pre_binders_, m.outcomes.get(),
                                       m.dispatch.get());
   std::vector<std::unique_ptr<RateLimiter>> limiters;
   limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
@@ -359,6 +384,27 @@ void CacheRuntime::Stop() {
   impl_->resync_workers->Stop();
   impl_->node_workers->Stop();
   if (auto* pool = dynamic_cast<ThreadPoolExecutor*>(impl_->dispatch.get())) pool->Stop();
+}
+
+void CacheRuntime::StopNow() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopping_now = true;  // a hand-back is a quiet forget from here on
+  }
+  impl_->flow->Stop(/*drain=*/false);  // queued binds handed back (forgotten); in flight finish
+  uint64_t cancelled;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    cancelled = impl_->counters.binds_cancelled;
+  }
+  if (cancelled > 0) spdlog::info("stop: {} queued binds not attempted (tasks forgotten)", cancelled);
+  Stop();
+}
+
+void CacheRuntime::FlushBinds() {
+  if (impl_->options.inline_execution) return;
+  impl_->flow->FlushOnce();
 }
 
 // ------------------------------------------------------------------------ decisions

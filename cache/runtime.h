@@ -54,6 +54,7 @@ struct RuntimeOptions {
 struct RuntimeCounters {
   uint64_t binds_succeeded = 0;
   uint64_t binds_failed = 0;
+  uint64_t binds_cancelled = 0;  // queued, handed back by StopNow without an attempt
   uint64_t evictions_ok = 0;
   uint64_t evictions_failed = 0;
   uint64_t status_writes = 0;
@@ -84,8 +85,19 @@ class CacheRuntime final {
   // Stops accepting binds, dispatches everything queued, waits for binds in flight, then
   // stops every worker. Idempotent.
   void Stop();
+  // Stop() for a prompt exit (SIGTERM): the binds queued and not yet dispatched are handed
+  // back (the tasks are forgotten again, nothing is half-done), the binds in flight finish.
+  // Idempotent; after Stop() a no-op.
+  void StopNow();
 
-  // The assume step + hand-off to the BindFlow (blocks while the channel is full). On a
+  // Dispatches the queued binds now instead of at the next bind tick (a session calls it
+  // once it has committed, so binding starts without waiting up to a tick). A no-op with
+  // inline execution (there the clock's tick and RunDueWorkInline drive the flow).
+  void FlushBinds();
+
+  // The assume step + hand-off to the BindFlow (blocks while the channel is full; the bind
+  // tick runs on its own timer thread, so a caller on the clock's timer thread — a
+  // session — is never waiting on itself). On a
   // refusal nothing changed. After Stop the task is forgotten again and Cancelled returned.
   Status AddBindTask(std::unique_ptr<BindContext> ctx);
   // Builds a BindContext for `task_key` on `node` and lets every registered

@@ -1,19 +1,29 @@
 // `volcache serve`: run the cache and its workers against a Kubernetes cluster (kube/).
 //   volcache serve --kubeconfig ~/.kube/config      (or in-cluster: the service account)
-// Exits cleanly on SIGTERM/SIGINT: binds in flight finish, then the watches stop.
+// SIGTERM/SIGINT end it in every phase (also during the initial sync): binds in flight
+// finish, queued ones are not attempted, and a watchdog bounds the exit
+// (--shutdown-grace-seconds).
 //
-// Once the cache synced: the HTTP admin surface (--listen, default 127.0.0.1:8080; --no-admin)
-// and the reference scheduling session every --schedule-period (--no-schedule for a cache
-// only); SIGUSR2 dumps the cache to the log.
+// From the start: the HTTP admin surface (--listen, default 127.0.0.1:8080; --no-admin;
+// /readyz 503 "syncing" until the cache synced). Once synced: the reference scheduling
+// session at once and then every --schedule-period (--no-schedule for a cache only);
+// SIGUSR2 dumps the cache to the log.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
@@ -48,6 +58,69 @@ struct ServeFlags {
   std::string score = "binpack";
   bool no_admin = false;
   AdminOptions admin;
+  double readyz_max_stale_seconds = 0;
+  double shutdown_grace_seconds = 1.2;
+};
+
+// "Seconds since the last successful watch or list" from what the reflectors count today:
+// contact is fresh when some reflector made progress (lists, pages, events, bookmarks) or
+// none recorded a new stream error since the previous call. (A Reflector accessor with the
+// exact last-event age replaces this approximation once it exists.)
+class ContactTracker {
+ public:
+  explicit ContactTracker(kube::Connector* connector) : connector_(connector) {}
+  double SecondsSinceContact() {
+    uint64_t progress = 0, errors = 0;
+    for (kube::ResourceKind kind : {kube::ResourceKind::kPods, kube::ResourceKind::kNodes, kube::ResourceKind::kPodGroups,
+                              kube::ResourceKind::kQueues, kube::ResourceKind::kPriorityClasses, kube::ResourceKind::kResourceQuotas}) {
+      const kube::ReflectorStats st = connector_->reflector(kind).stats();
+      progress += st.lists + st.list_pages + st.events + st.bookmarks;
+      errors += st.stream_errors;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (progress != progress_ || errors == errors_) last_contact_ = now;
+    progress_ = progress;
+    errors_ = errors;
+    return std::chrono::duration<double>(now - last_contact_).count();
+  }
+
+ private:
+  kube::Connector* connector_;
+  std::mutex mu_;
+  uint64_t progress_ = 0;  // guarded by mu_
+  uint64_t errors_ = 0;    // guarded by mu_
+  std::chrono::steady_clock::time_point last_contact_ = std::chrono::steady_clock::now();  // guarded by mu_
+};
+
+// Ends the process (exit 0, log flushed) when the shutdown takes longer than `grace`.
+class ShutdownWatchdog {
+ public:
+  // `last_words` runs before the exit (e.g. logs the final bind counts).
+  ShutdownWatchdog(Duration grace, std::function<void()> last_words)
+      : thread_([this, grace, last_words = std::move(last_words)] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, grace, [this] { return done_; })) return;
+          spdlog::warn("volcache serve: shutdown still running after {} ms; exiting now",
+                       std::chrono::duration_cast<std::chrono::milliseconds>(grace).count());
+          if (last_words) last_words();
+          spdlog::default_logger()->flush();
+          std::_Exit(0);
+        }) {}
+  ~ShutdownWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;  // guarded by mu_
+  std::thread thread_;
 };
 
 // --kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config.
@@ -76,6 +149,14 @@ CommandRunner AddServe(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
+  sub.add_option("--readyz-max-stale-seconds", f->readyz_max_stale_seconds,
+                 "/readyz answers 503 \"stale\" after this long without a successful watch or list (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub.add_option("--shutdown-grace-seconds", f->shutdown_grace_seconds,
+                 "on SIGTERM/SIGINT: binds in flight get this long to finish, then the process exits")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub.add_option("--kubeconfig", f->kubeconfig, "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)");
   sub.add_option("--context", f->context, "kubeconfig context (default: current-context)");
   sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")->check(CLI::PositiveNumber);
@@ -125,10 +206,16 @@ CommandRunner AddServe(CLI::App& sub) {
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    auto poll_signal = [&signals](Duration wait) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+      timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      return sigtimedwait(&signals, nullptr, &ts);  // the signal, or -1 on timeout
+    };
 
     spdlog::info("volcache serve: {} (context {}), scheduler {}", opts.config.server,
                  opts.config.context.empty() ? "in-cluster" : opts.config.context, f->scheduler_name);
-    auto daemon = kube::KubeDaemon::Start(std::move(opts));
+    // Launch without waiting for the sync: the probes answer and signals count from here on.
+    auto daemon = kube::KubeDaemon::Launch(std::move(opts));
     if (!daemon.ok()) {
       std::cerr << "volcache serve: " << daemon.status().ToString() << "\n";
       return 1;
@@ -136,40 +223,72 @@ CommandRunner AddServe(CLI::App& sub) {
     CacheRuntime& runtime = (*daemon)->runtime();
     metrics::Registry registry;
     auto cache_metrics = std::make_unique<CacheMetrics>(&registry, &runtime);
+    ContactTracker contact(&(*daemon)->connector());
+    std::atomic<bool> synced{false};
     std::unique_ptr<AdminServer> admin;
     if (!f->no_admin) {
       admin = std::make_unique<AdminServer>(f->admin, &runtime, &registry);
+      admin->SetReadiness([&synced, &contact, max_stale = f->readyz_max_stale_seconds] {
+        return ReadinessReason(synced.load(), contact.SecondsSinceContact(), max_stale);
+      });
       if (Status s = admin->Start(); !s.ok()) {
         std::cerr << "volcache serve: admin server: " << s.ToString() << "\n";
-        (*daemon)->Stop();
+        (*daemon)->StopNow();
         return 1;
       }
       spdlog::info("volcache serve: admin on {}", admin->url());
     }
     SignalDump dump(LogCacheDumpCallback(&runtime));
     if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
-    std::unique_ptr<Scheduler> scheduler;
-    if (!f->no_schedule) {
-      SchedulerOptions so;
-      so.period = *period;
-      so.session.score = f->score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
-      scheduler = std::make_unique<Scheduler>(&runtime, so);
-      scheduler->Start(RealClock::Instance());
-    }
+
     int sig = 0;
-    sigwait(&signals, &sig);
-    spdlog::info("volcache serve: signal {}; stopping (binds in flight finish first)", sig);
+    Status sync = (*daemon)->WaitForSync([&] {
+      sig = poll_signal(Duration::zero());
+      return sig > 0;
+    });
+    std::unique_ptr<Scheduler> scheduler;
+    if (sync.ok()) {
+      synced = true;
+      if (!f->no_schedule) {
+        SchedulerOptions so;
+        so.period = *period;
+        so.first_cycle_delay = Duration::zero();  // the first session right after the sync
+        so.session.score =
+            f->score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+        scheduler = std::make_unique<Scheduler>(&runtime, so);
+        CacheMetrics* cm = cache_metrics.get();
+        scheduler->SetCycleObserver([cm](const CycleStats& st) {
+          cm->ObserveSession(SessionSample{st.total_ms / 1e3, st.open_ms / 1e3, st.placements, st.binds,
+                                           st.jobs_unschedulable});
+        });
+        scheduler->Start(RealClock::Instance());
+      }
+      while (sig <= 0) sig = poll_signal(std::chrono::seconds(1));
+    } else if (sync.code() != StatusCode::kCancelled) {
+      std::cerr << "volcache serve: " << sync.ToString() << "\n";
+    }
+    spdlog::info("volcache serve: {}; stopping (binds in flight finish first)",
+                 sig > 0 ? "signal " + std::to_string(sig) : std::string("sync failed"));
+    // Bounded exit: whatever blocks (a request to an unresponsive server), the process ends
+    // within the grace period after the signal.
+    auto log_counts = [&runtime](const char* what) {
+      const RuntimeCounters c = runtime.counters();
+      spdlog::info("volcache serve: {}; binds ok {} failed {} not attempted {}, evictions ok {} failed {}, status writes {}",
+                   what, c.binds_succeeded, c.binds_failed, c.binds_cancelled, c.evictions_ok, c.evictions_failed,
+                   c.status_writes);
+    };
+    ShutdownWatchdog watchdog(std::chrono::milliseconds(static_cast<int64_t>(f->shutdown_grace_seconds * 1000)),
+                              [&] { log_counts("exiting"); });
+    // The runtime first: a session waiting in Bind on a full channel returns at once.
+    (*daemon)->StopNow();
     if (scheduler) scheduler->Stop();
-    (*daemon)->Stop();
     dump.Stop();
     if (admin) admin->Stop();
     admin.reset();
     cache_metrics.reset();
     scheduler.reset();
-    const RuntimeCounters c = (*daemon)->runtime().counters();
-    spdlog::info("volcache serve: stopped; binds ok {} failed {}, evictions ok {} failed {}, status writes {}",
-                 c.binds_succeeded, c.binds_failed, c.evictions_ok, c.evictions_failed, c.status_writes);
-    return 0;
+    log_counts("stopped");
+    return sync.ok() || sig > 0 ? 0 : 1;
   };
 }
 

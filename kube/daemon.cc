@@ -2,14 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "api/fmt.h"
 
 namespace volcache::kube {
 
-Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Start(DaemonOptions options) {
+Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
   auto client = RestClient::Create(options.config, options.rest);
   if (!client.ok()) return client.status();
   std::unique_ptr<KubeDaemon> d(new KubeDaemon());
+  d->server_ = options.config.server;
+  d->sync_timeout_ = options.sync_timeout;
   options.connector.scheduler_name = options.runtime.cache.scheduler_name;
   options.connector.default_queue = options.runtime.cache.default_queue;
   d->connector_ = std::make_unique<Connector>(std::move(client).value(), options.connector);
@@ -19,22 +24,45 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Start(DaemonOptions options) {
   d->runtime_->Run();
   c.Start(d->runtime_.get());
   spdlog::info("connected to {}; waiting for the initial lists", options.config.server);
-  Status s = d->runtime_->WaitForCacheSync(options.sync_timeout);
+  return d;
+}
+
+Status KubeDaemon::WaitForSync(const std::function<bool()>& cancelled) {
+  const auto deadline = std::chrono::steady_clock::now() + sync_timeout_;
+  Status s;
+  for (;;) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    s = runtime_->WaitForCacheSync(std::clamp<Duration>(left, Duration::zero(), std::chrono::milliseconds(50)));
+    if (s.ok()) break;
+    if (cancelled && cancelled()) return Status::Cancelled("stopped before the cache synced");
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
   if (!s.ok()) {
     // Name the resources whose first LIST never completed (RBAC, missing CRDs, ...).
     std::string pending;
     for (ResourceKind kind : {ResourceKind::kPods, ResourceKind::kNodes, ResourceKind::kPodGroups,
                               ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas}) {
-      if (!c.reflector(kind).HasSynced()) pending += (pending.empty() ? "" : ", ") + std::string(Info(kind).name);
+      if (!connector_->reflector(kind).HasSynced()) {
+        pending += (pending.empty() ? "" : ", ") + std::string(Info(kind).name);
+      }
     }
-    d->Stop();
     if (!pending.empty()) {
       return s.WithPrefix("initial LIST of " + pending + " not complete (see the log: missing CRDs or RBAC?)");
     }
     return s;
   }
-  spdlog::info("cache synced: {} nodes, {} jobs, {} tasks", d->runtime_->cache().num_nodes(),
-               d->runtime_->cache().num_jobs(), d->runtime_->cache().num_tasks());
+  spdlog::info("cache synced: {} nodes, {} jobs, {} tasks", runtime_->cache().num_nodes(), runtime_->cache().num_jobs(),
+               runtime_->cache().num_tasks());
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Start(DaemonOptions options) {
+  auto d = Launch(std::move(options));
+  if (!d.ok()) return d.status();
+  if (Status s = (*d)->WaitForSync(); !s.ok()) {
+    (*d)->Stop();
+    return s;
+  }
   return d;
 }
 
@@ -45,6 +73,12 @@ void KubeDaemon::Stop() {
   stopped_ = true;
   if (runtime_) runtime_->Stop();
   if (connector_) connector_->Stop();
+}
+
+void KubeDaemon::StopNow() {
+  if (stopped_) return;
+  if (runtime_) runtime_->StopNow();
+  Stop();
 }
 
 }  // namespace volcache::kube

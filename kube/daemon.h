@@ -7,7 +7,9 @@
 // Thread-safety: Start/Stop from one thread; runtime()/connector() are safe to use from any
 // thread between them (see their own contracts).
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "api/status.h"
 #include "cache/runtime.h"
@@ -28,17 +30,30 @@ struct DaemonOptions {
 class KubeDaemon {
  public:
   // Builds the client, connector and runtime, runs them and waits for the cache to sync.
-  // On error everything started is stopped again.
+  // On error everything started is stopped again. Launch() + WaitForSync().
   static Result<std::unique_ptr<KubeDaemon>> Start(DaemonOptions options);
+  // Builds the client, connector and runtime and runs them (the initial LISTs start, in
+  // parallel); returns without waiting for them, so the caller can serve probes and handle
+  // signals during the sync.
+  static Result<std::unique_ptr<KubeDaemon>> Launch(DaemonOptions options);
+  // Waits for the cache to sync (real time). DeadlineExceeded after options.sync_timeout,
+  // naming the resources whose first LIST is missing; Cancelled as soon as `cancelled`
+  // (polled every ~50 ms; may be null) says so. Does not stop anything on error.
+  Status WaitForSync(const std::function<bool()>& cancelled = nullptr);
   ~KubeDaemon();  // Stop()
 
   CacheRuntime& runtime() { return *runtime_; }
   Connector& connector() { return *connector_; }
   // CacheRuntime::Stop (binds in flight finish), then the connector. Idempotent.
   void Stop();
+  // Stop() for a prompt exit: binds queued and not yet dispatched are dropped (forgotten,
+  // never half-done), binds in flight finish (CacheRuntime::StopNow).
+  void StopNow();
 
  private:
   KubeDaemon() = default;
+  std::string server_;
+  Duration sync_timeout_{};
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<CacheRuntime> runtime_;
   bool stopped_ = false;

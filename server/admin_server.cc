@@ -97,6 +97,7 @@ struct AdminServer::Impl {
   CacheRuntime* runtime;
   metrics::Registry* registry;
   std::function<bool()> ready;
+  std::function<std::string()> not_ready_reason;  // when set, replaces `ready`
 
   httplib::Server server;
   std::map<std::string, Handler> routes;  // GET (and HEAD) endpoints; fixed after construction
@@ -125,6 +126,12 @@ void AdminServer::Impl::Setup() {
     res.set_content("ok\n", kText);
   };
   routes["/readyz"] = [this](const httplib::Request&, httplib::Response& res) {
+    if (not_ready_reason) {
+      const std::string reason = not_ready_reason();
+      res.status = reason.empty() ? 200 : 503;
+      res.set_content((reason.empty() ? std::string("ok") : reason) + "\n", kText);
+      return;
+    }
     if (ready()) {
       res.set_content("ok\n", kText);
     } else {
@@ -282,6 +289,17 @@ AdminServer::AdminServer(AdminOptions options, CacheRuntime* runtime, metrics::R
 }
 
 AdminServer::~AdminServer() { Stop(); }
+
+void AdminServer::SetReadiness(std::function<std::string()> reason) { impl_->not_ready_reason = std::move(reason); }
+
+std::string ReadinessReason(bool synced, double seconds_since_contact, double max_stale_seconds) {
+  if (!synced) return "syncing";
+  if (max_stale_seconds > 0 && seconds_since_contact > max_stale_seconds) {
+    return "stale: no successful watch or list for " + std::to_string(static_cast<int64_t>(seconds_since_contact)) +
+           " s";
+  }
+  return "";
+}
 
 Status AdminServer::Start() {
   std::lock_guard<std::mutex> lock(impl_->mu);

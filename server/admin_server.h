@@ -60,6 +60,16 @@ struct AdminOptions {
 // port is out of 0..65535.
 Status ParseListenAddress(const std::string& listen, std::string* host, int* port);
 
+// The /readyz rule of `serve` (docs/ADMIN.md, "Readiness"). Inputs: whether the cache has
+// synced, and the seconds since the last successful watch or list of the API server
+// (negative: unknown). Answers "" when ready, else the reason /readyz gives with its 503:
+//   not synced                                           -> "syncing"
+//   max_stale_seconds > 0 and silence > max_stale_seconds -> "stale: no successful watch or
+//                                                            list for N s"
+// Otherwise ready: a cache serving a briefly unreachable API server keeps scheduling on
+// what it knows.
+std::string ReadinessReason(bool synced, double seconds_since_contact, double max_stale_seconds);
+
 class AdminServer {
  public:
   // `ready` decides /readyz; null means runtime->synced() (false without a runtime).
@@ -68,6 +78,10 @@ class AdminServer {
   ~AdminServer();  // Stop()
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
+
+  // Replaces the readiness rule: `reason` answers "" when ready, else why not (the 503's
+  // plain-text body, e.g. "syncing"). Call before Start().
+  void SetReadiness(std::function<std::string()> reason);
 
   // Binds and starts serving on a background thread; returns once requests are accepted.
   // InvalidArgument for a bad address, Unavailable when the address cannot be bound.

@@ -93,6 +93,9 @@ struct CacheMetrics::Impl {
 
   // Event-driven.
   std::shared_ptr<Histogram> snapshot_duration, bind_latency, bind_batch_size;
+  std::shared_ptr<Histogram> session_duration, session_placed, session_binds;
+  std::shared_ptr<Counter> sessions;
+  std::shared_ptr<Gauge> session_unschedulable;
   Family<Histogram>* queue_wait = nullptr;
   Family<Histogram>* node_sync = nullptr;
 
@@ -135,6 +138,21 @@ void CacheMetrics::Impl::Register() {
                                      "Time the session took to take or refresh its cluster snapshot.", {},
                                      metrics::ExponentialBuckets(0.0001, 2, 18))
                           .WithLabels({});
+  session_duration = r.AddHistogram("volcache_session_duration_seconds",
+                                    "Time one scheduling session took (snapshot, allocate, commit, close).", {},
+                                    metrics::ExponentialBuckets(0.0001, 2, 18))
+                         .WithLabels({});
+  session_placed = r.AddHistogram("volcache_session_tasks_placed", "Tasks placed by one scheduling session.", {},
+                                  metrics::ExponentialBuckets(1, 4, 10))
+                       .WithLabels({});
+  session_binds = r.AddHistogram("volcache_session_binds_requested",
+                                 "Binds one scheduling session handed to the bind flow.", {},
+                                 metrics::ExponentialBuckets(1, 4, 10))
+                      .WithLabels({});
+  sessions = r.AddCounter("volcache_sessions_total", "Scheduling sessions run.").WithLabels({});
+  session_unschedulable =
+      r.AddGauge("volcache_session_jobs_unschedulable", "Jobs the last session tried and left not ready.")
+          .WithLabels({});
   bind_latency = r.AddHistogram("volcache_bind_latency_seconds",
                                 "Latency of one bind batch, from pre-bind start to its outcomes handled.", {},
                                 metrics::ExponentialBuckets(0.001, 2, 15))
@@ -353,6 +371,16 @@ CacheMetrics::~CacheMetrics() {
 
 void CacheMetrics::ObserveSnapshot(Duration duration) {
   impl_->snapshot_duration->Observe(Seconds(duration));
+}
+
+void CacheMetrics::ObserveSession(const SessionSample& sample) {
+  Impl& m = *impl_;
+  m.snapshot_duration->Observe(sample.snapshot_seconds);
+  m.session_duration->Observe(sample.duration_seconds);
+  m.session_placed->Observe(static_cast<double>(sample.tasks_placed));
+  m.session_binds->Observe(static_cast<double>(sample.binds_requested));
+  m.session_unschedulable->Set(static_cast<double>(sample.jobs_unschedulable));
+  m.sessions->Inc();
 }
 
 void CacheMetrics::Collect() {

@@ -22,6 +22,7 @@
 // Thread-safety: ObserveSnapshot may be called from any thread; Collect is called by the
 // registry (one scrape at a time) and may also be called directly by tests.
 
+#include <cstdint>
 #include <memory>
 
 #include "workers/clock.h"
@@ -32,6 +33,15 @@ class CacheRuntime;
 namespace metrics {
 class Registry;
 }
+
+// One scheduling session, as the daemon's session loop reports it (ObserveSession).
+struct SessionSample {
+  double duration_seconds = 0;  // the whole session
+  double snapshot_seconds = 0;  // taking or refreshing its snapshot
+  int64_t tasks_placed = 0;     // placements in the session's plan
+  int64_t binds_requested = 0;  // placements handed to the bind flow
+  int64_t jobs_unschedulable = 0;
+};
 
 struct CacheMetricsOptions {
   // Per-job series (volcache_job_*): one series per job with a PodGroup. Turn off for
@@ -48,6 +58,11 @@ class CacheMetrics {
 
   // The session calls this with how long taking (or refreshing) its snapshot took.
   void ObserveSnapshot(Duration duration);
+  // After every session: volcache_sessions_total, volcache_session_duration_seconds,
+  // volcache_session_tasks_placed / volcache_session_binds_requested (per-session
+  // histograms), volcache_session_jobs_unschedulable (gauge: the last session), and the
+  // snapshot duration (ObserveSnapshot).
+  void ObserveSession(const SessionSample& sample);
   // Refreshes every scrape-time value (the registry runs it before each Serialize()).
   void Collect();
 

@@ -49,6 +49,7 @@ CycleStats Scheduler::RunOnce() {
 CycleStats Scheduler::RunOnceLocked() {
   CycleStats st;
   st.cycle = ++cycles_;
+  const auto cycle_start = std::chrono::steady_clock::now();
   SchedulerCache& cache = runtime_->cache();
 
   // ---- open
@@ -98,6 +99,8 @@ CycleStats Scheduler::RunOnceLocked() {
                    p.job, s.ToString());
     }
   }
+  // Binding starts now, not at the next bind tick (the status writes below take a while).
+  if (st.binds > 0) runtime_->FlushBinds();
   st.commit_ms = MsSince(t);
 
   // ---- close: the snapshot becomes the session's view of the outcome (the next
@@ -151,7 +154,9 @@ CycleStats Scheduler::RunOnceLocked() {
   st.close_ms = MsSince(t);
 
   last_plan_ = std::move(plan);
+  st.total_ms = MsSince(cycle_start);
   last_stats_ = st;
+  if (observer_) observer_(st);
   return st;
 }
 
@@ -162,7 +167,7 @@ void Scheduler::Start(std::shared_ptr<Clock> clock) {
   clock_ = std::move(clock);
   timer_state_ = std::make_shared<TimerState>();
   timer_state_->self = this;  // not yet shared with any callback
-  next_due_ = SaturatingAdd(clock_->Now(), options_.period);
+  next_due_ = SaturatingAdd(clock_->Now(), options_.first_cycle_delay.value_or(options_.period));
   ScheduleLocked();
 }
 
@@ -193,6 +198,11 @@ void Scheduler::Stop() {
   // Waits for a callback in progress; later ones find `self` cleared.
   std::lock_guard<std::mutex> lock(state->mu);
   state->self = nullptr;
+}
+
+void Scheduler::SetCycleObserver(std::function<void(const CycleStats&)> observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  observer_ = std::move(observer);
 }
 
 CycleStats Scheduler::last_stats() const {

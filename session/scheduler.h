@@ -19,8 +19,10 @@
 // called from inside a cycle (e.g. a bind observer), and the runtime must outlive the Scheduler.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "api/cluster_info.h"
@@ -34,16 +36,21 @@ namespace volcache {
 struct SchedulerOptions {
   SessionOptions session;
   Duration period = std::chrono::seconds(1);  // Start()'s cycle period
+  // Start()'s first cycle runs this long after Start (unset: one period). A daemon that
+  // starts the scheduler once the cache synced sets 0: the first placements need not wait
+  // a period (issue 11 #9).
+  std::optional<Duration> first_cycle_delay;
   // When > 0, no new job starts committing once this many binds were made in the cycle
   // (a job that started is finished, so gangs are never split); the rest waits for the next
-  // cycle. With inline execution the BindFlow channel is drained only by the clock's tick,
-  // so a cycle binding more than RuntimeOptions::bind_flow.channel_capacity tasks would
-  // block in Bind forever: keep this at most the capacity minus the largest gang.
+  // cycle. (A cycle binding more than the bind channel holds waits in Bind until the bind
+  // tick, on its own timer thread, makes room; with inline execution the runtime flushes
+  // the channel on the caller instead.)
   int64_t max_binds_per_cycle = 0;
 };
 
 struct CycleStats {
   uint64_t cycle = 0;        // 1 for the first RunOnce
+  double total_ms = 0;       // the whole cycle
   double open_ms = 0;        // snapshot refresh
   double allocate_ms = 0;
   double commit_ms = 0;      // Bind calls
@@ -75,7 +82,13 @@ class Scheduler {
   // One session, synchronously.
   CycleStats RunOnce();
 
-  // Runs a cycle every `options.period` on `clock` (first one a period from now) until
+  // Called after every cycle (RunOnce or timer) with its stats, on the cycle's thread, with
+  // the Scheduler's lock held: it must not call back into the Scheduler. For metrics.
+  // nullptr removes it. Set it before Start().
+  void SetCycleObserver(std::function<void(const CycleStats&)> observer);
+
+  // Runs a cycle every `options.period` on `clock` (first one after
+  // `options.first_cycle_delay`, by default a period from now) until
   // Stop(), at a fixed rate: cycle k is due at start + k·period; a cycle that starts late
   // (slow cycle, or a FakeClock advanced by several periods at once) is followed by one
   // immediate catch-up cycle, never by a burst. Idempotent; Stop() waits for a cycle in
@@ -106,6 +119,7 @@ class Scheduler {
 
   mutable std::mutex mu_;
   std::unique_ptr<ClusterInfo> snapshot_;  // guarded by mu_
+  std::function<void(const CycleStats&)> observer_;  // guarded by mu_
   AllocationPlan last_plan_;               // guarded by mu_
   CycleStats last_stats_;                  // guarded by mu_
   uint64_t cycles_ = 0;                    // guarded by mu_

@@ -349,6 +349,30 @@ TEST(CacheRuntimeTest, StopDispatchesQueuedBindsAndRefusesNewOnes) {
   EXPECT_EQ(r.rt->cache().Dump(), before);
 }
 
+// StopNow (serve's SIGTERM): the binds queued and not yet dispatched are not attempted; their
+// tasks are forgotten quietly — no SchedulerError condition, no FailedScheduling event per
+// task (before, a SIGTERM during a burst queued thousands of status writes that kept the
+// process from exiting) — and the node's resources are released.
+TEST(CacheRuntimeTest, StopNowForgetsQueuedBindsWithoutConditionsOrEvents) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  r.rt->RunDueWorkInline();
+  const std::string empty = r.rt->cache().Dump();
+  GangOf(r, "job", 3);
+  const std::string pending = r.rt->cache().Dump();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(r.rt->Bind("ns/job-" + std::to_string(i), "n1").ok());
+  r.rt->StopNow();  // before any tick
+  EXPECT_EQ(r.binder.calls(), 0);
+  EXPECT_EQ(r.rt->counters().binds_cancelled, 3u);
+  EXPECT_EQ(r.rt->counters().binds_failed, 0u);
+  EXPECT_TRUE(r.status.pod_conditions().empty());
+  EXPECT_TRUE(r.recorder.events().empty());
+  EXPECT_EQ(r.rt->cache().Dump(), pending);  // the tasks are Pending again, n1 is free
+  EXPECT_NE(pending, empty);
+  EXPECT_EQ(r.rt->Bind("ns/job-0", "n1").code(), StatusCode::kCancelled);
+}
+
 TEST(CacheRuntimeTest, InlineBindIntoAFullChannelFlushesInsteadOfBlocking) {
   Rig r;
   r.rt.reset();  // rebuilt with a tiny channel

@@ -3,6 +3,9 @@
 // REST binder — also under injected faults — and exits 0 on SIGTERM.
 // Skipped when the volcache executable has not been built next to the tests.
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,6 +120,106 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+
+// A loopback TCP socket bound to a free port: listening (connections complete and then hear
+// nothing) or not (connections are refused once it is closed).
+struct LoopbackSocket {
+  explicit LoopbackSocket(bool listening) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    if (listening) {
+      EXPECT_EQ(::listen(fd, 64), 0);
+    } else {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ~LoopbackSocket() {
+    if (fd >= 0) ::close(fd);
+  }
+  int fd = -1;
+  int port = 0;
+};
+
+// Issue 11 defect 2: against an API server that cannot be reached (connection refused) or
+// that accepts and never answers, /healthz answers 200 within a second of the start,
+// /readyz 503 "syncing", and SIGTERM ends the process within 2 s (it used to wait for the
+// 300 s sync timeout, with no admin server at all).
+void ExpectLiveAndStoppable(bool listening) {
+  const fs::path bin = VolcacheBinary();
+  if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
+  LoopbackSocket api(listening);
+  LoopbackSocket admin_port(false);  // a free port for the admin server
+  const fs::path cfg = fs::temp_directory_path() /
+                       ("volcache-serve-unreachable-" + std::to_string(::getpid()) + (listening ? "-l" : "-r") + ".yaml");
+  std::ofstream(cfg) << "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                        "clusters: [{name: x, cluster: {server: \"http://127.0.0.1:"
+                     << api.port
+                     << "\"}}]\n"
+                        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
+                        "users: [{name: u, user: {token: t}}]\n";
+  const std::string listen = "127.0.0.1:" + std::to_string(admin_port.port);
+  std::vector<std::string> args = {bin.string(), "serve", "--kubeconfig", cfg.string(), "--listen", listen};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  httplib::Client client("127.0.0.1", admin_port.port);
+  client.set_connection_timeout(std::chrono::milliseconds(200));
+  int healthz = 0;
+  testing::Eventually(
+      [&] {
+        auto res = client.Get("/healthz");
+        healthz = res ? res->status : 0;
+        return healthz == 200;
+      },
+      std::chrono::seconds(5));
+  const double healthy_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto ready = client.Get("/readyz");
+  // Some time in the sync (connection attempts, backoff) before the signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  int status = 0;
+  pid_t done = 0;
+  testing::Eventually(
+      [&] {
+        done = waitpid(pid, &status, WNOHANG);
+        return done == pid;
+      },
+      std::chrono::seconds(10));
+  const double exit_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  if (done != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  fs::remove(cfg);
+  EXPECT_EQ(healthz, 200);
+  EXPECT_LE(healthy_after, 1.0);
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_EQ(ready->body, "syncing\n");
+  ASSERT_EQ(done, pid) << "still running 10 s after SIGTERM";
+  EXPECT_LE(exit_after, 2.0);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(ServeTest, ConnectionRefusedServerHealthzAndSigtermDuringTheSync) { ExpectLiveAndStoppable(false); }
+TEST(ServeTest, SilentServerHealthzAndSigtermDuringTheSync) { ExpectLiveAndStoppable(true); }
 
 TEST(ServeTest, BadKubeconfigExitsWithAnError) {
   const fs::path bin = VolcacheBinary();

@@ -258,6 +258,33 @@ TEST(AdminServerTest, DebugEndpoints) {
   EXPECT_THAT(cmp["report"].get<std::string>(), HasSubstr("ghost"));
 }
 
+TEST(AdminServerTest, ReadinessRuleSyncingThenReadyThenStaleOnlyWhenConfigured) {
+  EXPECT_EQ(ReadinessReason(false, 0, 0), "syncing");
+  EXPECT_EQ(ReadinessReason(false, 100, 30), "syncing");
+  EXPECT_EQ(ReadinessReason(true, 1e6, 0), "");  // default: stale contact keeps it ready
+  EXPECT_EQ(ReadinessReason(true, 29, 30), "");
+  EXPECT_THAT(ReadinessReason(true, 31, 30), HasSubstr("stale: no successful watch or list for 31 s"));
+}
+
+TEST(AdminServerTest, SetReadinessAnswersTheReasonAsPlainText) {
+  AdminOptions o;
+  o.listen = "127.0.0.1:0";
+  AdminServer s(o, nullptr, nullptr);
+  std::atomic<bool> synced{false};
+  s.SetReadiness([&] { return ReadinessReason(synced.load(), 0, 0); });
+  ASSERT_TRUE(s.Start().ok());
+  httplib::Client c("127.0.0.1", s.port());
+  auto res = c.Get("/readyz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(res->body, "syncing\n");
+  synced = true;
+  res = c.Get("/readyz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "ok\n");
+}
+
 TEST(AdminServerTest, WithoutRuntimeOrRegistryTheEndpointsSay503) {
   AdminOptions o;
   o.listen = "127.0.0.1:0";

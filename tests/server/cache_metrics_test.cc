@@ -322,6 +322,20 @@ TEST(CacheMetricsTest, PerJobSeriesCanBeTurnedOff) {
   EXPECT_EQ(Sample(text, "volcache_queue_pending_tasks{queue=\"default\"}"), 1);
 }
 
+TEST(CacheMetricsTest, SessionSamplesFeedTheSessionMetricsAndTheSnapshotDuration) {
+  Rig r;
+  r.cm->ObserveSession(SessionSample{0.25, 0.004, 16, 8, 2});
+  r.cm->ObserveSession(SessionSample{0.5, 0.002, 0, 0, 1});
+  const std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_sessions_total"), 2);
+  EXPECT_EQ(Sample(text, "volcache_session_duration_seconds_count"), 2);
+  EXPECT_DOUBLE_EQ(Sample(text, "volcache_session_duration_seconds_sum").value_or(0), 0.75);
+  EXPECT_DOUBLE_EQ(Sample(text, "volcache_snapshot_duration_seconds_sum").value_or(0), 0.006);
+  EXPECT_EQ(Sample(text, "volcache_session_tasks_placed_sum"), 16);
+  EXPECT_EQ(Sample(text, "volcache_session_binds_requested_sum"), 8);
+  EXPECT_EQ(Sample(text, "volcache_session_jobs_unschedulable"), 1);  // the last session's
+}
+
 TEST(CacheMetricsTest, SnapshotAndQueueWaitHistograms) {
   Rig r;
   r.cm->ObserveSnapshot(std::chrono::milliseconds(3));

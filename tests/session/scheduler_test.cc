@@ -370,6 +370,54 @@ TEST(SchedulerTest, PeriodicCyclesOnARealClockRaceWithRunOnceAndStopCleanly) {
   for (const auto& [key, count] : binder.effective_binds()) EXPECT_EQ(count, 1) << key;
 }
 
+// Issue 11 defect 10: the session runs as a timer callback; with the bind tick on the same
+// timer thread, a session placing more tasks than the channel holds blocked in Push forever
+// (the tick that drains the channel never fired). One RealClock for both, capacity 4, five
+// tasks placed in one session: all five must be bound.
+TEST(SchedulerTest, SessionPlacingMoreThanTheChannelHoldsOnARealClockStillBindsEverything) {
+  ObjectStoreSource source;
+  testing::FakeBinder binder(&source);
+  testing::FakeEvictor evictor;
+  testing::FakeStatusUpdater status;
+  testing::FakeEventRecorder recorder;
+  RuntimeOptions ro;
+  ro.node_worker_threads = 1;
+  ro.dispatch_threads = 1;
+  ro.bind_flow.channel_capacity = 4;
+  auto clock = std::make_shared<RealClock>();
+  CacheRuntime rt(ro, clock, &source, &binder, &evictor, &status, &recorder);
+  rt.Run();
+  rt.cache().EnsureDefaultQueues();
+  auto n = NodeBuilder("n1").Allocatable("64", "64Gi").Ptr();
+  source.PutNode(n);
+  rt.cache().AddNode(*n);
+  rt.MarkInitialListsApplied();
+  ASSERT_TRUE(rt.WaitForCacheSync(std::chrono::seconds(10)).ok());
+  constexpr int kTasks = 5;  // capacity + 1
+  for (int i = 0; i < kTasks; ++i) {
+    const std::string g = "g" + std::to_string(i);
+    ASSERT_TRUE(rt.cache().AddPodGroup(PodGroupBuilder("ns", g).MinMember(1).Ptr()).ok());
+    auto p = PodBuilder("ns", g + "-0").Group(g).Request("1", "1Gi").Ptr();
+    source.PutPod(p);
+    ASSERT_TRUE(rt.cache().AddPod(p).ok());
+  }
+  SchedulerOptions o;
+  o.period = std::chrono::hours(1);  // only the first session runs during the test
+  o.first_cycle_delay = std::chrono::milliseconds(0);
+  Scheduler s(&rt, o);
+  s.Start(clock);
+  // Generous: the binds take milliseconds; before the fix they never happen.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (binder.effective_binds().size() < static_cast<size_t>(kTasks) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const size_t bound = binder.effective_binds().size();
+  rt.Stop();  // first: a session blocked in Push gets Cancelled, so Stop below returns
+  s.Stop();
+  EXPECT_EQ(bound, static_cast<size_t>(kTasks));
+  EXPECT_EQ(s.last_stats().binds, kTasks);
+}
+
 TEST(SchedulerTest, NextPodGroupPhaseRules) {
   auto job_with = [](int min, std::initializer_list<std::pair<const char*, const char*>> pods, std::string phase = "") {
     auto pg = PodGroupBuilder("ns", "j").MinMember(min).Phase(std::move(phase)).Ptr();

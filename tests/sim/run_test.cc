@@ -52,6 +52,26 @@ TEST(SimRunTest, PhillySliceRunsCleanAndReportsConsistently) {
   EXPECT_EQ(j["cluster"]["binds"].get<uint64_t>(), r.sim.binds);
 }
 
+// Issue 11 defect 10, the `run` side: the simulator's sessions run on its own thread with
+// inline execution, where a full bind channel is flushed by the pushing session instead of
+// waiting for a tick. A channel of 2 contexts, far below what a session places, still binds
+// everything the same run binds with the default channel.
+TEST(SimRunTest, TinyBindChannelNeitherBlocksNorLosesBinds) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  RunOptions o = PhillySlice(100);
+  o.duration = 5min;
+  RunOptions tiny = o;
+  tiny.runtime.bind_flow.channel_capacity = 2;
+  SimRun a(o), b(tiny);
+  ASSERT_TRUE(a.Load().ok());
+  ASSERT_TRUE(b.Load().ok());
+  RunReport ra = a.Run(), rb = b.Run();
+  EXPECT_TRUE(rb.errors.empty()) << rb.ToText();
+  EXPECT_GT(rb.binds, 0u);
+  EXPECT_EQ(rb.binds, ra.binds);
+  EXPECT_EQ(rb.bind_failures, 0u);
+}
+
 // Queue fairness on the Philly workload: while a queue is contended it holds the GPUs it
 // deserves, and what it deserves follows its weight (8 GPUs per unit of weight: a virtual
 // cluster's node count is both its weight and, × 8 GPUs, its capability).
