@@ -14,9 +14,6 @@
 // -Wthread-safety). Every helper that reads or writes that state REQUIRES(mu); the calls that
 // leave the cache (cluster source, reclaimer) go through helpers marked EXCLUDES(mu).
 
-#include <spdlog/spdlog.h>
-
-#include <algorithm>
 #include <deque>
 #include <list>
 #include <map>
@@ -25,12 +22,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/check.h"
 #include "api/mutex.h"
-#include "api/resource_list.h"
 #include "api/string_map.h"
 #include "cache/scheduler_cache.h"
-#include "workers/work_queue.h"
 
 namespace volcache {
 

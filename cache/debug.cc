@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/resource_list.h"
 #include "cache/cache_state.h"
 
 namespace volcache {

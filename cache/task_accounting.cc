@@ -3,6 +3,7 @@
 
 #include "api/check.h"
 #include "cache/cache_state.h"
+#include "workers/work_queue.h"
 
 namespace volcache {
 
