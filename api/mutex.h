@@ -18,11 +18,16 @@
 // and holds it again when it returns, as std::condition_variable does with a unique_lock.
 // Predicates are written as loops at the call site, where the analysis can see the lock.
 //
-// Thread-safety: Mutex and CondVar are as safe as the std:: types they wrap.
+// SharedMutex is the reader/writer variant (std::shared_mutex): WriterMutexLock holds it
+// exclusively, ReaderMutexLock shared; fields it guards are read under either
+// (REQUIRES_SHARED) and written only under the writer lock (REQUIRES).
+//
+// Thread-safety: Mutex, SharedMutex and CondVar are as safe as the std:: types they wrap.
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define VOLCACHE_TSA(x) __attribute__((x))
@@ -39,7 +44,9 @@
 #define REQUIRES(...) VOLCACHE_TSA(requires_capability(__VA_ARGS__))
 #define REQUIRES_SHARED(...) VOLCACHE_TSA(requires_shared_capability(__VA_ARGS__))
 #define ACQUIRE(...) VOLCACHE_TSA(acquire_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) VOLCACHE_TSA(acquire_shared_capability(__VA_ARGS__))
 #define RELEASE(...) VOLCACHE_TSA(release_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) VOLCACHE_TSA(release_shared_capability(__VA_ARGS__))
 #define TRY_ACQUIRE(...) VOLCACHE_TSA(try_acquire_capability(__VA_ARGS__))
 #define EXCLUDES(...) VOLCACHE_TSA(locks_excluded(__VA_ARGS__))
 #define ASSERT_CAPABILITY(x) VOLCACHE_TSA(assert_capability(x))
@@ -90,6 +97,45 @@ class SCOPED_CAPABILITY MutexUnlock {
 
  private:
   Mutex* const mu_;
+};
+
+class CAPABILITY("shared_mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() ACQUIRE() { mu_.lock(); }
+  void Unlock() RELEASE() { mu_.unlock(); }
+  void ReaderLock() ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void ReaderUnlock() RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds a SharedMutex exclusively for its scope.
+class SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~WriterMutexLock() RELEASE() { mu_->Unlock(); }
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+// Holds a SharedMutex shared for its scope.
+class SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex* mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_->ReaderLock(); }
+  ~ReaderMutexLock() RELEASE() { mu_->ReaderUnlock(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
 };
 
 class CondVar {

@@ -5,13 +5,12 @@
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "api/check.h"
+#include "api/mutex.h"
 
 namespace volcache {
 namespace {
@@ -37,39 +36,41 @@ class NameTable {
  public:
   NameTable() { InternLocked("pods"); }
 
-  uint32_t Intern(std::string_view name) {
+  uint32_t Intern(std::string_view name) EXCLUDES(mu_) {
     {
-      std::shared_lock lock(mu_);
+      ReaderMutexLock lock(&mu_);
       if (auto it = index_.find(name); it != index_.end()) return it->second;
     }
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(&mu_);
     if (auto it = index_.find(name); it != index_.end()) return it->second;
     return InternLocked(name);
   }
 
-  int64_t Find(std::string_view name) const {
-    std::shared_lock lock(mu_);
+  int64_t Find(std::string_view name) const EXCLUDES(mu_) {
+    ReaderMutexLock lock(&mu_);
     auto it = index_.find(name);
     return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
   }
 
-  const std::string& Name(uint32_t id) const {
-    std::shared_lock lock(mu_);
+  // The reference stays valid after the lock: names_ is append-only and a deque never
+  // moves its elements.
+  const std::string& Name(uint32_t id) const EXCLUDES(mu_) {
+    ReaderMutexLock lock(&mu_);
     VC_CHECK(id < names_.size(), "unknown resource name id " + std::to_string(id));
     return names_[id];
   }
 
  private:
-  uint32_t InternLocked(std::string_view name) {
+  uint32_t InternLocked(std::string_view name) REQUIRES(mu_) {
     const auto id = static_cast<uint32_t>(names_.size());
     names_.emplace_back(name);
     index_.emplace(std::string_view(names_.back()), id);
     return id;
   }
 
-  mutable std::shared_mutex mu_;
-  std::deque<std::string> names_;                        // GUARDED_BY(mu_), append-only
-  std::unordered_map<std::string_view, uint32_t> index_;  // GUARDED_BY(mu_), views into names_
+  mutable SharedMutex mu_;
+  std::deque<std::string> names_ GUARDED_BY(mu_);                        // append-only
+  std::unordered_map<std::string_view, uint32_t> index_ GUARDED_BY(mu_);  // views into names_
 };
 
 NameTable& Names() {

@@ -4,11 +4,12 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "api/mutex.h"
 
 namespace volcache::bench {
 
@@ -77,11 +78,11 @@ struct LoopbackBindingServer::Impl {
   int port = 0;
   int listen_fd = -1;  // set by the socket-options callback, before the server thread starts
 
-  std::mutex mu;
-  std::unordered_map<std::string, Binding> bindings;  // guarded by mu
-  uint64_t bad = 0;                                   // guarded by mu
+  Mutex mu;
+  std::unordered_map<std::string, Binding> bindings GUARDED_BY(mu);
+  uint64_t bad GUARDED_BY(mu) = 0;
 
-  void HandleBinding(const httplib::Request& req, httplib::Response& res) {
+  void HandleBinding(const httplib::Request& req, httplib::Response& res) EXCLUDES(mu) {
     const std::string ns = req.matches[1], name = req.matches[2];
     BindingFields f;
     const bool parsed = nlohmann::json::sax_parse(req.body, &f, nlohmann::json::input_format_t::json,
@@ -90,13 +91,13 @@ struct LoopbackBindingServer::Impl {
     if (parsed && f.kind == "Binding" && f.name == name && f.namespace_ == ns) node = std::move(f.node);
     if (node.empty()) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(&mu);
         ++bad;
       }
       return Fail(res, 400, "not a Binding for pod " + ns + "/" + name);
     }
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       Binding& b = bindings[ns + "/" + name];
       b.node = std::move(node);
       ++b.count;
@@ -121,7 +122,7 @@ LoopbackBindingServer::LoopbackBindingServer(int threads) : impl_(std::make_uniq
            [impl](const httplib::Request& req, httplib::Response& res) { impl->HandleBinding(req, res); });
   srv.set_error_handler([impl](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404) {
-      std::lock_guard<std::mutex> lock(impl->mu);
+      MutexLock lock(&impl->mu);
       ++impl->bad;
     }
   });
@@ -148,12 +149,12 @@ Status LoopbackBindingServer::Start() {
 std::string LoopbackBindingServer::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
 
 std::unordered_map<std::string, LoopbackBindingServer::Binding> LoopbackBindingServer::TakeBindings() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return std::exchange(impl_->bindings, {});
 }
 
 uint64_t LoopbackBindingServer::bad_requests() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->bad;
 }
 

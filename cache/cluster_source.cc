@@ -1,63 +1,64 @@
 #include "cache/cluster_source.h"
 
 #include <map>
-#include <mutex>
+
+#include "api/mutex.h"
 
 namespace volcache {
 
 struct ObjectStoreSource::State {
-  mutable std::mutex mu;
-  std::map<std::string, k8s::NodePtr> nodes;
-  std::map<std::string, k8s::PodPtr> pods;  // by namespace/name
+  mutable Mutex mu;
+  std::map<std::string, k8s::NodePtr> nodes GUARDED_BY(mu);
+  std::map<std::string, k8s::PodPtr> pods GUARDED_BY(mu);  // by namespace/name
 };
 
 ObjectStoreSource::ObjectStoreSource() : state_(std::make_unique<State>()) {}
 ObjectStoreSource::~ObjectStoreSource() = default;
 
 void ObjectStoreSource::PutNode(k8s::NodePtr node) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->nodes[node->metadata.name] = std::move(node);
 }
 
 void ObjectStoreSource::DeleteNode(const std::string& name) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->nodes.erase(name);
 }
 
 void ObjectStoreSource::PutPod(k8s::PodPtr pod) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   std::string key = pod->metadata.namespace_ + "/" + pod->metadata.name;
   state_->pods[key] = std::move(pod);
 }
 
 void ObjectStoreSource::DeletePod(const std::string& ns, const std::string& name) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->pods.erase(ns + "/" + name);
 }
 
 Result<k8s::NodePtr> ObjectStoreSource::GetNode(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   auto it = state_->nodes.find(name);
   if (it == state_->nodes.end()) return Status::NotFound("node " + name + " not found");
   return it->second;
 }
 
 Result<k8s::PodPtr> ObjectStoreSource::GetPod(const std::string& ns, const std::string& name) const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   auto it = state_->pods.find(ns + "/" + name);
   if (it == state_->pods.end()) return Status::NotFound("pod " + ns + "/" + name + " not found");
   return it->second;
 }
 
 std::vector<k8s::NodePtr> ObjectStoreSource::ListNodes() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   std::vector<k8s::NodePtr> out;
   for (const auto& [_, n] : state_->nodes) out.push_back(n);
   return out;
 }
 
 std::vector<k8s::PodPtr> ObjectStoreSource::ListPods() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   std::vector<k8s::PodPtr> out;
   for (const auto& [_, p] : state_->pods) out.push_back(p);
   return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/resource_list.h"
 #include "cache/cache_state.h"
 
 namespace volcache {
@@ -104,8 +105,8 @@ Json SortedArray(const Map& m, Fn fn) {
 }  // namespace
 
 std::string SchedulerCache::Dump() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   const Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   Json j;
   j["nodes"] = SortedArray(m.nodes, [](const NodeSlot& s) { return NodeJson(*s.info); });
   j["jobs"] = SortedArray(m.jobs, [](const JobSlot& s) { return JobJson(*s.info); });
@@ -141,8 +142,8 @@ void ExpectEqual(std::vector<std::string>& out, const std::string& what, const R
 }  // namespace
 
 Status SchedulerCache::CheckInvariants() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   const Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   std::vector<std::string> v;
 
   for (const auto& [name, slot] : m.nodes) {
@@ -192,6 +193,7 @@ Status SchedulerCache::CheckInvariants() const {
 
   size_t indexed = 0;
   auto check_task = [&](const std::string& where, const TaskInfo& t) {
+    m.mu.AssertHeld();  // called only below, under the lock (the analysis does not follow lambdas)
     ++indexed;
     auto loc = m.task_index.find(t.key());
     if (loc == m.task_index.end() || loc->first != t.key() || loc->second.uid() != t.uid() ||
@@ -242,10 +244,10 @@ Status SchedulerCache::CheckInvariants() const {
 
 std::string SchedulerCache::Compare() const {
   // Read the source first, without the cache lock.
-  std::vector<k8s::NodePtr> src_nodes = impl_->source->ListNodes();
-  std::vector<k8s::PodPtr> src_pods = impl_->source->ListPods();
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<k8s::NodePtr> src_nodes = impl_->SourceNodes();
+  std::vector<k8s::PodPtr> src_pods = impl_->SourcePods();
   const Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   std::vector<std::string> out;
   std::set<std::string> seen_nodes;
   for (const auto& node : src_nodes) {

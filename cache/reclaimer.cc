@@ -1,32 +1,33 @@
 #include "cache/reclaimer.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
+
+#include "api/mutex.h"
 
 namespace volcache {
 
 struct Reclaimer::Impl {
-  std::mutex mu;
-  std::condition_variable wake;     // work arrived, or stop
-  std::condition_variable drained;  // pending went to zero
-  std::deque<std::vector<std::shared_ptr<const void>>> batches;  // guarded by mu
-  size_t pending = 0;  // batches queued or being freed; guarded by mu
-  bool stop = false;   // guarded by mu
+  Mutex mu;
+  CondVar wake;     // work arrived, or stop
+  CondVar drained;  // pending went to zero
+  std::deque<std::vector<std::shared_ptr<const void>>> batches GUARDED_BY(mu);
+  size_t pending GUARDED_BY(mu) = 0;  // batches queued or being freed
+  bool stop GUARDED_BY(mu) = false;
   std::thread thread;
 
-  void Loop() {
-    std::unique_lock<std::mutex> lock(mu);
+  void Loop() EXCLUDES(mu) {
+    MutexLock lock(&mu);
     for (;;) {
-      wake.wait(lock, [&] { return stop || !batches.empty(); });
+      while (!stop && batches.empty()) wake.Wait(&mu);
       if (batches.empty()) return;  // stop, nothing left
       auto batch = std::move(batches.front());
       batches.pop_front();
-      lock.unlock();
-      batch.clear();  // the destructors run here, without the lock
-      lock.lock();
-      if (--pending == 0) drained.notify_all();
+      {
+        MutexUnlock unlock(&mu);
+        batch.clear();  // the destructors run here, without the lock
+      }
+      if (--pending == 0) drained.SignalAll();
     }
   }
 };
@@ -37,10 +38,10 @@ Reclaimer::Reclaimer() : impl_(std::make_unique<Impl>()) {
 
 Reclaimer::~Reclaimer() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     impl_->stop = true;
   }
-  impl_->wake.notify_all();
+  impl_->wake.SignalAll();
   impl_->thread.join();
 }
 
@@ -52,20 +53,20 @@ Reclaimer& Reclaimer::Instance() {
 void Reclaimer::Retire(std::vector<std::shared_ptr<const void>> batch) {
   if (batch.empty()) return;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (!impl_->stop) {
       impl_->batches.push_back(std::move(batch));
       ++impl_->pending;
       batch.clear();
     }
   }
-  impl_->wake.notify_one();
+  impl_->wake.Signal();
   // After stop (process exit): freed right here, by the caller.
 }
 
 void Reclaimer::Drain() {
-  std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->drained.wait(lock, [&] { return impl_->pending == 0; });
+  MutexLock lock(&impl_->mu);
+  while (impl_->pending != 0) impl_->drained.Wait(&impl_->mu);
 }
 
 }  // namespace volcache

@@ -18,6 +18,20 @@
 namespace volcache {
 
 
+// ================================================== calls that leave the cache (never under mu)
+
+Result<k8s::NodePtr> SchedulerCache::Impl::SourceNode(const std::string& name) const { return source->GetNode(name); }
+
+Result<k8s::PodPtr> SchedulerCache::Impl::SourcePod(const std::string& ns, const std::string& name) const {
+  return source->GetPod(ns, name);
+}
+
+std::vector<k8s::NodePtr> SchedulerCache::Impl::SourceNodes() const { return source->ListNodes(); }
+
+std::vector<k8s::PodPtr> SchedulerCache::Impl::SourcePods() const { return source->ListPods(); }
+
+void SchedulerCache::Impl::Retire(Retired retired) const { Reclaimer::Instance().Retire(std::move(retired)); }
+
 // ============================================================================ public API
 
 SchedulerCache::SchedulerCache(SchedulerCacheOptions options, std::shared_ptr<Clock> clock,
@@ -50,12 +64,12 @@ Status Count(CacheCounters& c, Status s) {
 }  // namespace
 
 Status SchedulerCache::AddPod(k8s::PodPtr pod) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return Count(impl_->counters, impl_->AddPodLocked(pod));
 }
 
 Status SchedulerCache::UpdatePod(k8s::PodPtr old_pod, k8s::PodPtr new_pod) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const std::string key = KeyOf(new_pod->metadata);
   Status s;
   if (const TaskInfo* cached = impl_->FindTask(key)) {
@@ -67,7 +81,7 @@ Status SchedulerCache::UpdatePod(k8s::PodPtr old_pod, k8s::PodPtr new_pod) {
 }
 
 Status SchedulerCache::DeletePod(const k8s::Pod& pod) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const std::string key = KeyOf(pod.metadata);
   if (!impl_->task_index.count(key)) {
     if (!IsOurs(pod, options_.scheduler_name)) return Status::Ok();
@@ -84,8 +98,8 @@ void SchedulerCache::UpdateNode(const k8s::Node&, const k8s::Node& new_node) {
 void SchedulerCache::DeleteNode(const k8s::Node& node) { node_queue_->Add(node.metadata.name); }
 
 Status SchedulerCache::SyncNode(const std::string& name) {
-  auto node = impl_->source->GetNode(name);  // outside the lock: the lister may block
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto node = impl_->SourceNode(name);  // outside the lock: the lister may block
+  MutexLock lock(&impl_->mu);
   if (!node.ok()) {
     if (node.status().code() != StatusCode::kNotFound) return node.status();
     impl_->RemoveNodeLocked(name);
@@ -95,12 +109,12 @@ Status SchedulerCache::SyncNode(const std::string& name) {
 }
 
 Status SchedulerCache::AddPodGroup(std::shared_ptr<const k8s::PodGroup> pg) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return Count(impl_->counters, impl_->SetPodGroupLocked(pg));
 }
 
 Status SchedulerCache::UpdatePodGroup(std::shared_ptr<const k8s::PodGroup>, std::shared_ptr<const k8s::PodGroup> new_pg) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const JobId id = PodKey(new_pg->metadata.namespace_, new_pg->metadata.name);
   if (auto it = impl_->jobs.find(id); it != impl_->jobs.end()) {
     const auto& cur = it->second.info->pod_group();
@@ -113,7 +127,7 @@ Status SchedulerCache::UpdatePodGroup(std::shared_ptr<const k8s::PodGroup>, std:
 }
 
 Status SchedulerCache::DeletePodGroup(const k8s::PodGroup& pg) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const JobId id = PodKey(pg.metadata.namespace_, pg.metadata.name);
   auto it = impl_->jobs.find(id);
   if (it == impl_->jobs.end() || !it->second.info->pod_group()) {
@@ -125,7 +139,7 @@ Status SchedulerCache::DeletePodGroup(const k8s::PodGroup& pg) {
 }
 
 Status SchedulerCache::AddQueue(std::shared_ptr<const k8s::Queue> queue) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto info = QueueInfo::FromQueue(queue);
   if (!info.ok()) return Count(impl_->counters, info.status());
   impl_->queues[info->name] = std::move(*info);
@@ -138,7 +152,7 @@ Status SchedulerCache::UpdateQueue(std::shared_ptr<const k8s::Queue>, std::share
 }
 
 Status SchedulerCache::DeleteQueue(const k8s::Queue& queue) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->queues.erase(queue.metadata.name) == 0) {
     return Count(impl_->counters, Status::NotFound("Queue " + queue.metadata.name + ": not in the cache"));
   }
@@ -147,7 +161,7 @@ Status SchedulerCache::DeleteQueue(const k8s::Queue& queue) {
 }
 
 void SchedulerCache::EnsureDefaultQueues() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (!impl_->queues.count(std::string(kRootQueue))) {
     QueueInfo root;
     root.name = kRootQueue;
@@ -168,7 +182,7 @@ void SchedulerCache::EnsureDefaultQueues() {
 }
 
 Status SchedulerCache::AddPriorityClass(const k8s::PriorityClass& pc) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->priority_classes[pc.metadata.name] = pc.value;
   if (pc.global_default) {
     impl_->global_default_class = pc.metadata.name;
@@ -185,7 +199,7 @@ Status SchedulerCache::UpdatePriorityClass(const k8s::PriorityClass&, const k8s:
 }
 
 Status SchedulerCache::DeletePriorityClass(const k8s::PriorityClass& pc) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->priority_classes.erase(pc.metadata.name) == 0) {
     return Count(impl_->counters, Status::NotFound("PriorityClass " + pc.metadata.name + ": not in the cache"));
   }
@@ -201,7 +215,7 @@ Status SchedulerCache::AddResourceQuota(const k8s::ResourceQuota& quota) {
   auto hard = ResourceFromList(use_status ? quota.status_hard : quota.spec_hard,
                                use_status ? "status.hard" : "spec.hard");
   auto used = ResourceFromList(quota.status_used, "status.used");
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (!hard.ok()) return Count(impl_->counters, hard.status().WithPrefix(what));
   if (!used.ok()) return Count(impl_->counters, used.status().WithPrefix(what));
   impl_->quotas[quota.metadata.namespace_][quota.metadata.name] = QuotaEntry{std::move(*hard), std::move(*used)};
@@ -213,7 +227,7 @@ Status SchedulerCache::UpdateResourceQuota(const k8s::ResourceQuota&, const k8s:
 }
 
 Status SchedulerCache::DeleteResourceQuota(const k8s::ResourceQuota& quota) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto ns = impl_->quotas.find(quota.metadata.namespace_);
   if (ns == impl_->quotas.end() || ns->second.erase(quota.metadata.name) == 0) {
     return Count(impl_->counters,
@@ -263,8 +277,8 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
 // ------------------------------------------------------------- assume / bind
 
 Status SchedulerCache::AddBindTask(const std::string& key, const std::string& node_name) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   const TaskInfo* cached = m.FindTask(key);
   if (!cached) return Status::NotFound("bind " + key + ": task not in the cache");
   if (auto a = m.assumed.find(key); a != m.assumed.end()) {
@@ -296,7 +310,7 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
 }
 
 Status SchedulerCache::FinishBinding(const std::string& key) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto a = impl_->assumed.find(key);
   if (a == impl_->assumed.end()) return Status::FailedPrecondition("finish binding " + key + ": task is not assumed");
   if (a->second.binding_finished) {
@@ -309,7 +323,7 @@ Status SchedulerCache::FinishBinding(const std::string& key) {
 
 
 Status SchedulerCache::ForgetTask(const std::string& key, const std::string& node) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto a = impl_->assumed.find(key);
   if (a == impl_->assumed.end()) return Status::FailedPrecondition("forget " + key + ": task is not assumed");
   if (a->second.node != node) {
@@ -322,25 +336,25 @@ Status SchedulerCache::ForgetTask(const std::string& key, const std::string& nod
 }
 
 bool SchedulerCache::IsAssumed(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->assumed.count(key) > 0;
 }
 
 Result<TaskInfo> SchedulerCache::GetTask(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const TaskInfo* t = impl_->FindTask(key);
   if (!t) return Status::NotFound("task " + key + " not in the cache");
   return *t;
 }
 
 bool SchedulerCache::HasTask(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->task_index.count(key) > 0;
 }
 
 size_t SchedulerCache::CleanupExpiredAssumed() {
   if (options_.assumed_ttl <= Duration::zero()) return 0;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   const TimePoint now = impl_->clock->Now();
   std::vector<std::pair<std::string, AssumedEntry>> expired;
   for (const auto& [key, e] : impl_->assumed) {
@@ -356,8 +370,8 @@ size_t SchedulerCache::CleanupExpiredAssumed() {
 }
 
 Status SchedulerCache::Evict(const std::string& key, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   const TaskInfo* cached = m.FindTask(key);
   if (!cached) return Status::NotFound("evict " + key + ": task not in the cache");
   if (cached->job().empty()) return Status::FailedPrecondition("evict " + key + ": task belongs to no job");
@@ -387,7 +401,7 @@ Status SchedulerCache::Evict(const std::string& key, const std::string& reason) 
 }
 
 std::vector<EvictionRequest> SchedulerCache::TakeEvictionRequests() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return std::exchange(impl_->evictions, {});
 }
 
@@ -395,9 +409,9 @@ std::vector<EvictionRequest> SchedulerCache::TakeEvictionRequests() {
 
 Status SchedulerCache::ResyncTask(const std::string& key) {
   auto [ns, name] = SplitKey(key);
-  auto pod = impl_->source->GetPod(ns, name);  // outside the lock
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto pod = impl_->SourcePod(ns, name);  // outside the lock
   Impl& m = *impl_;
+  MutexLock lock(&m.mu);
   if (!pod.ok()) {
     if (pod.status().code() != StatusCode::kNotFound) return pod.status();
     if (m.task_index.count(key)) m.RemoveTaskLocked(key, true);
@@ -415,7 +429,7 @@ Status SchedulerCache::CleanupJob(const std::string& key) {
   if (pos == std::string::npos) return Status::InvalidArgument("deleted job key " + key + " has no PodGroup UID part");
   const JobId id = key.substr(0, pos);
   const std::string pg_uid = key.substr(pos + 1);
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto it = impl_->jobs.find(id);
   if (it == impl_->jobs.end() || it->second.pg_uid != pg_uid || it->second.info->pod_group()) {
     return Status::Ok();  // gone, or re-created with another PodGroup: nothing to do
@@ -449,7 +463,7 @@ size_t SchedulerCache::DrainQueuesOnce() {
       Status s = ResyncTask(item);
       bool still_cached;
       {
-        std::lock_guard<std::mutex> lock(impl_->mu);
+        MutexLock lock(&impl_->mu);
         still_cached = impl_->task_index.count(item) > 0;
       }
       if (s.ok() || !still_cached) {
@@ -481,7 +495,7 @@ size_t SchedulerCache::DrainQueuesOnce() {
 
 std::unique_ptr<ClusterInfo> SchedulerCache::Snapshot() const {
   auto snap = std::make_unique<ClusterInfo>();
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->FullSnapshot(snap.get());
   return snap;
 }
@@ -490,19 +504,17 @@ void SchedulerCache::UpdateSnapshot(ClusterInfo* snap) const {
   using B = ClusterInfo::Builder;
   Impl::Retired retired;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    const Impl& m = *impl_;
+    Impl& m = *impl_;
+    MutexLock lock(&m.mu);
     if (B::owner(*snap) != this || B::generation(*snap) < m.removals_floor ||
         B::structure_version(*snap) != m.queue_version) {
-      impl_->FullSnapshot(snap);
+      m.FullSnapshot(snap);
       return;
     }
-    impl_->IncrementalSnapshot(snap, &retired);
+    m.IncrementalSnapshot(snap, &retired);
   }
   // The versions the snapshot let go of are freed off the session's path.
-  if (options_.background_reclaim) {
-    Reclaimer::Instance().Retire(std::move(retired));
-  }
+  if (options_.background_reclaim) impl_->Retire(std::move(retired));
 }
 
 void SchedulerCache::MaterializeSnapshot(ClusterInfo* snap, int threads) {
@@ -538,7 +550,7 @@ void SchedulerCache::MaterializeSnapshot(ClusterInfo* snap, int threads) {
 // ---------------------------------------------------------------- counters
 
 CacheCounters SchedulerCache::counters() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->counters;
 }
 
@@ -556,17 +568,17 @@ std::vector<SchedulerCache::LeftOutJob> SchedulerCache::JobsLeftOutOfSnapshots()
 }
 
 size_t SchedulerCache::num_jobs() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->jobs.size();
 }
 
 size_t SchedulerCache::num_nodes() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->nodes.size();
 }
 
 size_t SchedulerCache::num_tasks() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->task_index.size();
 }
 

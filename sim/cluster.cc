@@ -7,6 +7,7 @@
 
 #include "api/k8s/decode.h"
 #include "api/resource_list.h"
+#include "api/mutex.h"
 #include "api/task_info.h"
 
 namespace volcache::sim {
@@ -26,42 +27,43 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   std::shared_ptr<Clock> clock;
   ObjectStoreSource store;  // pods and nodes: what listers see
 
-  mutable std::mutex mu;  // guards everything below
-  Deliver deliver;
-  bool shut_down = false;
-  std::mt19937_64 rng;
-  uint64_t resource_version = 1;
-  std::map<std::string, k8s::PodGroup> pod_groups;   // ns/name
-  std::map<std::string, k8s::Queue> queues;          // name
-  std::map<std::string, SimJob> job_specs;           // ns/name of the PodGroup
-  std::map<std::string, JobRecord> records;          // ns/name of the PodGroup
-  std::map<std::string, int> running_pods;           // per job
-  std::map<std::string, int> finished_pods;          // per job
-  std::map<std::string, uint64_t> incarnation;       // pod key → bumps on recreate/delete
-  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale;  // dropped events
-  size_t arrivals_pending = 0;
-  Resource running;
-  Resource allocatable;
-  SimStats stats;
+  mutable Mutex mu;
+  Deliver deliver GUARDED_BY(mu);
+  bool shut_down GUARDED_BY(mu) = false;
+  std::mt19937_64 rng GUARDED_BY(mu);
+  uint64_t resource_version GUARDED_BY(mu) = 1;
+  std::map<std::string, k8s::PodGroup> pod_groups GUARDED_BY(mu);  // ns/name
+  std::map<std::string, k8s::Queue> queues GUARDED_BY(mu);  // name
+  std::map<std::string, SimJob> job_specs GUARDED_BY(mu);  // ns/name of the PodGroup
+  std::map<std::string, JobRecord> records GUARDED_BY(mu);  // ns/name of the PodGroup
+  std::map<std::string, int> running_pods GUARDED_BY(mu);  // per job
+  std::map<std::string, int> finished_pods GUARDED_BY(mu);  // per job
+  std::map<std::string, uint64_t> incarnation GUARDED_BY(mu);  // pod key → bumps on recreate/delete
+  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale GUARDED_BY(mu);  // dropped events
+  size_t arrivals_pending GUARDED_BY(mu) = 0;
+  Resource running GUARDED_BY(mu);
+  Resource allocatable GUARDED_BY(mu);
+  SimStats stats GUARDED_BY(mu);
 
   State(SimOptions o, std::shared_ptr<Clock> c) : options(o), clock(std::move(c)), rng(o.seed) {}
 
-  std::string NextRv() { return std::to_string(++resource_version); }
-  bool Roll(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+  std::string NextRv() REQUIRES(mu) { return std::to_string(++resource_version); }
+  bool Roll(double p) REQUIRES(mu) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
 
-  // Runs `fn` with the lock held after `d`, unless the simulator was shut down.
+  // Runs `fn` with the lock held after `d`, unless the simulator was shut down. The analysis
+  // does not follow the std::function, so each `fn` starts with mu.AssertHeld().
   void After(Duration d, std::function<void(State&)> fn) {
     clock->AfterFunc(d, [weak = weak_from_this(), fn = std::move(fn)] {
       auto self = weak.lock();
       if (!self) return;
-      std::lock_guard<std::mutex> lock(self->mu);
+      MutexLock lock(&self->mu);
       if (self->shut_down) return;
       fn(*self);
     });
   }
 
   // The watch: schedules delivery of one event (or loses it until the next relist).
-  void EmitLocked(SchedulerCache::EventType type, k8s::Object obj) {
+  void EmitLocked(SchedulerCache::EventType type, k8s::Object obj) REQUIRES(mu) {
     const std::string key = std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
     ++stats.events_emitted;
     if (Roll(options.watch_drop_rate)) {
@@ -80,7 +82,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       if (!self) return;
       Deliver deliver;
       {
-        std::lock_guard<std::mutex> lock(self->mu);
+        MutexLock lock(&self->mu);
         if (self->shut_down) return;
         deliver = self->deliver;
       }
@@ -90,6 +92,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
 
   void ScheduleRelist() {
     After(options.relist_period, [](State& s) {
+      s.mu.AssertHeld();
       ++s.stats.relists;
       auto lost = std::move(s.stale);
       s.stale.clear();
@@ -101,14 +104,14 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     });
   }
 
-  void PutPodLocked(std::shared_ptr<k8s::Pod> pod, SchedulerCache::EventType type) {
+  void PutPodLocked(std::shared_ptr<k8s::Pod> pod, SchedulerCache::EventType type) REQUIRES(mu) {
     pod->metadata.resource_version = NextRv();
     k8s::Pod copy = *pod;
     store.PutPod(std::move(pod));
     EmitLocked(type, std::move(copy));
   }
 
-  void SubmitLocked(const std::string& job_key) {
+  void SubmitLocked(const std::string& job_key) REQUIRES(mu) {
     --arrivals_pending;
     const SimJob& job = job_specs.at(job_key);
     k8s::PodGroup pg = *job.pod_group;
@@ -142,7 +145,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     return r.ok() ? *r : Resource();
   }
 
-  void StartLocked(const std::string& key, uint64_t inc) {
+  void StartLocked(const std::string& key, uint64_t inc) REQUIRES(mu) {
     if (incarnation[key] != inc) return;
     auto slash = key.find('/');
     auto cur = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
@@ -160,11 +163,11 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     }
     const Duration run = job_specs.count(job) ? job_specs.at(job).run_time : Duration::zero();
     if (run > Duration::zero()) {
-      After(run, [key, inc](State& s) { s.FinishLocked(key, inc); });
+      After(run, [key, inc](State& s) { s.mu.AssertHeld(); s.FinishLocked(key, inc); });
     }
   }
 
-  void FinishLocked(const std::string& key, uint64_t inc) {
+  void FinishLocked(const std::string& key, uint64_t inc) REQUIRES(mu) {
     if (incarnation[key] != inc) return;
     auto slash = key.find('/');
     auto cur = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
@@ -181,11 +184,11 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       r.finished = clock->Now();
       ++stats.jobs_finished;
       if (stats.jobs_running > 0 && r.all_started) --stats.jobs_running;
-      After(options.cleanup_delay, [job](State& s) { s.CleanupLocked(job); });
+      After(options.cleanup_delay, [job](State& s) { s.mu.AssertHeld(); s.CleanupLocked(job); });
     }
   }
 
-  void CleanupLocked(const std::string& job) {
+  void CleanupLocked(const std::string& job) REQUIRES(mu) {
     for (const auto& p : store.ListPods()) {
       if (JobOf(*p) != job) continue;
       ++incarnation[Key(p->metadata)];
@@ -205,18 +208,18 @@ SimCluster::SimCluster(SimOptions options, std::shared_ptr<Clock> clock)
 SimCluster::~SimCluster() { Shutdown(); }
 
 void SimCluster::SetDeliver(Deliver deliver) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->deliver = std::move(deliver);
 }
 
 void SimCluster::Shutdown() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->shut_down = true;
 }
 
 void SimCluster::Load(const SimWorkload& w) {
   State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   for (const auto& pc : w.priority_classes) s.EmitLocked(SchedulerCache::EventType::kAdd, *pc);
   for (const auto& q : w.queues) {
     s.queues[q->metadata.name] = *q;
@@ -232,13 +235,13 @@ void SimCluster::Load(const SimWorkload& w) {
     const std::string key = Key(job.pod_group->metadata);
     s.job_specs[key] = job;
     ++s.arrivals_pending;
-    s.After(job.submit, [key](State& st) { st.SubmitLocked(key); });
+    s.After(job.submit, [key](State& st) { st.mu.AssertHeld(); st.SubmitLocked(key); });
   }
   s.ScheduleRelist();
 }
 
 void SimCluster::StopFaults() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->options.bind_error_rate = 0;
   state_->options.bind_conflict_rate = 0;
   state_->options.watch_drop_rate = 0;
@@ -255,7 +258,7 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
   State& s = *state_;
   std::vector<Status> out;
   out.reserve(batch.size());
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   for (BindContext* ctx : batch) {
     const std::string& ns = ctx->task.namespace_();
     const std::string& name = ctx->task.name();
@@ -295,7 +298,7 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
     ++s.stats.binds;
     const std::string key = ns + "/" + name;
     const uint64_t inc = s.incarnation[key];
-    s.After(s.options.start_delay, [key, inc](State& st) { st.StartLocked(key, inc); });
+    s.After(s.options.start_delay, [key, inc](State& st) { st.mu.AssertHeld(); st.StartLocked(key, inc); });
     out.push_back(Status::Ok());
   }
   return out;
@@ -303,7 +306,7 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
 
 Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
   State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto cur = s.store.GetPod(target.metadata.namespace_, target.metadata.name);
   if (!cur.ok()) return Status::NotFound(fmt::format("pods \"{}\" not found", target.metadata.name));
   if ((*cur)->metadata.deletion_timestamp) return Status::Ok();  // already terminating
@@ -316,6 +319,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
   ++s.stats.evictions;
   const uint64_t inc = ++s.incarnation[key];  // the kubelet's timers for this pod stop
   s.After(s.options.eviction_grace, [key, inc, was_running](State& st) {
+    st.mu.AssertHeld();
     if (st.incarnation[key] != inc) return;
     auto slash = key.find('/');
     auto gone = st.store.GetPod(key.substr(0, slash), key.substr(slash + 1));
@@ -343,7 +347,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
 
 Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCondition& condition) {
   State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto cur = s.store.GetPod(target.metadata.namespace_, target.metadata.name);
   if (!cur.ok()) return Status::NotFound(fmt::format("pods \"{}\" not found", target.metadata.name));
   auto pod = std::make_shared<k8s::Pod>(**cur);
@@ -362,7 +366,7 @@ Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCond
 
 Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
   State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto it = s.pod_groups.find(Key(pg.metadata));
   if (it == s.pod_groups.end()) return Status::NotFound(fmt::format("podgroups \"{}\" not found", pg.metadata.name));
   it->second.status = pg.status;
@@ -374,7 +378,7 @@ Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
 
 Status SimCluster::UpdateQueueStatus(const k8s::Queue& queue) {
   State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto it = s.queues.find(queue.metadata.name);
   if (it == s.queues.end()) {
     // root/default queues the cache created itself: the API server would have them.
@@ -388,17 +392,17 @@ Status SimCluster::UpdateQueueStatus(const k8s::Queue& queue) {
 }
 
 void SimCluster::Event(const EventRef&, const std::string&, const std::string& reason, const std::string&) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   ++state_->stats.recorded_events[reason];
 }
 
 SimStats SimCluster::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->stats;
 }
 
 std::vector<JobRecord> SimCluster::jobs() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   std::vector<JobRecord> out;
   out.reserve(state_->records.size());
   for (const auto& [k, r] : state_->records) out.push_back(r);
@@ -406,17 +410,17 @@ std::vector<JobRecord> SimCluster::jobs() const {
 }
 
 Resource SimCluster::running_requests() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->running;
 }
 
 Resource SimCluster::total_allocatable() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->allocatable;
 }
 
 bool SimCluster::AllJobsFinished() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->arrivals_pending == 0 && state_->stats.jobs_finished == state_->stats.jobs_submitted;
 }
 

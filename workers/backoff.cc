@@ -29,7 +29,7 @@ LogThrottle::LogThrottle(std::shared_ptr<Clock> clock, Duration window) : clock_
 
 bool LogThrottle::ShouldLog(const std::string& key, const std::string& message, uint64_t* suppressed) {
   const TimePoint now = clock_->Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto [it, inserted] = entries_.try_emplace(key);
   Entry& e = it->second;
   if (inserted || e.message != message || now - e.last_logged >= window_) {

@@ -17,11 +17,11 @@
 // concurrent use.
 
 #include <cstdint>
-#include <mutex>
 #include <random>
 #include <string>
 #include <unordered_map>
 
+#include "api/mutex.h"
 #include "workers/clock.h"
 
 namespace volcache {
@@ -56,7 +56,7 @@ class LogThrottle {
   // True when a line for (key, message) should be logged now; `*suppressed` is then the
   // number of identical lines not logged since the last one (0 the first time). A different
   // message for the same key is always logged.
-  bool ShouldLog(const std::string& key, const std::string& message, uint64_t* suppressed);
+  bool ShouldLog(const std::string& key, const std::string& message, uint64_t* suppressed) EXCLUDES(mu_);
   // "msg" or "msg (repeated N times)".
   static std::string WithRepeats(const std::string& message, uint64_t suppressed);
 
@@ -68,8 +68,8 @@ class LogThrottle {
   };
   const std::shared_ptr<Clock> clock_;
   const Duration window_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace volcache

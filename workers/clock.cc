@@ -1,8 +1,9 @@
 #include "workers/clock.h"
 
-#include <condition_variable>
 #include <thread>
 #include <vector>
+
+#include "api/mutex.h"
 
 namespace volcache {
 
@@ -27,36 +28,35 @@ TimePoint SteadyNow() { return std::chrono::time_point_cast<Duration>(std::chron
 struct RealClock::TimerState {
   using Timers = std::multimap<TimePoint, std::pair<uint64_t, std::function<void()>>>;
 
-  std::mutex mu;
-  std::condition_variable cv;                            // new earliest timer, or stop
-  Timers timers;                                         // guarded by mu
-  std::unordered_map<uint64_t, Timers::iterator> by_id;  // guarded by mu; mirrors timers
-  uint64_t next_id = 1;                                  // guarded by mu
-  bool stop = false;                                     // guarded by mu
-  std::thread thread;                                    // guarded by mu; started lazily
+  Mutex mu;
+  CondVar cv;                                                    // new earliest timer, or stop
+  Timers timers GUARDED_BY(mu);
+  std::unordered_map<uint64_t, Timers::iterator> by_id GUARDED_BY(mu);  // mirrors timers
+  uint64_t next_id GUARDED_BY(mu) = 1;
+  bool stop GUARDED_BY(mu) = false;
+  std::thread thread GUARDED_BY(mu);  // started lazily
 
-  static void Loop(std::shared_ptr<TimerState> s) {
-    std::unique_lock<std::mutex> lock(s->mu);
+  static void Loop(std::shared_ptr<TimerState> s) EXCLUDES(s->mu) {
+    MutexLock lock(&s->mu);
     while (!s->stop) {
       if (s->timers.empty()) {
-        s->cv.wait(lock);
+        s->cv.Wait(&s->mu);
         continue;
       }
       TimePoint due = s->timers.begin()->first;
       if (SteadyNow() < due) {
-        s->cv.wait_until(lock, due);
+        s->cv.WaitUntil(&s->mu, due);
         continue;  // re-read: a new earlier timer, a cancel, stop, or a spurious wakeup
       }
       auto node = s->timers.extract(s->timers.begin());
       s->by_id.erase(node.mapped().first);
-      lock.unlock();
       {
+        MutexUnlock unlock(&s->mu);
         // Run and destroy the callback (and whatever it captured) without the lock.
         std::function<void()> fn = std::move(node.mapped().second);
         node = {};
         fn();
       }
-      lock.lock();
     }
   }
 };
@@ -67,13 +67,13 @@ RealClock::~RealClock() {
   std::thread thread;
   TimerState::Timers discarded;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     state_->stop = true;
     thread = std::move(state_->thread);
     discarded.swap(state_->timers);
     state_->by_id.clear();
   }
-  state_->cv.notify_all();
+  state_->cv.SignalAll();
   if (thread.joinable()) {
     if (thread.get_id() == std::this_thread::get_id()) {
       thread.detach();  // the last reference went away inside a callback on this thread
@@ -92,7 +92,7 @@ uint64_t RealClock::AfterFunc(Duration d, std::function<void()> fn) {
   bool notify;
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     id = state_->next_id++;
     auto it = state_->timers.emplace(due, std::make_pair(id, std::move(fn)));
     state_->by_id.emplace(id, it);
@@ -103,13 +103,13 @@ uint64_t RealClock::AfterFunc(Duration d, std::function<void()> fn) {
       notify = false;
     }
   }
-  if (notify) state_->cv.notify_one();
+  if (notify) state_->cv.Signal();
   return id;
 }
 
 bool RealClock::Cancel(uint64_t id) {
   std::function<void()> fn;  // destroyed after the lock is released
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   auto it = state_->by_id.find(id);
   if (it == state_->by_id.end()) return false;
   fn = std::move(it->second->second.second);
@@ -120,7 +120,7 @@ bool RealClock::Cancel(uint64_t id) {
 }
 
 size_t RealClock::PendingTimers() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->timers.size();
 }
 
@@ -137,13 +137,13 @@ std::shared_ptr<RealClock> RealClock::Instance() {
 FakeClock::FakeClock(TimePoint start) : now_(start) {}
 
 TimePoint FakeClock::Now() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return now_;
 }
 
 void FakeClock::Advance(Duration d) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (d > Duration::zero()) now_ = SaturatingAdd(now_, d);
   }
   RunDue();
@@ -151,14 +151,14 @@ void FakeClock::Advance(Duration d) {
 
 void FakeClock::SetTime(TimePoint t) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (t > now_) now_ = t;
   }
   RunDue();
 }
 
 uint64_t FakeClock::AfterFunc(Duration d, std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t id = next_id_++;
   auto it = timers_.emplace(SaturatingAdd(now_, d > Duration::zero() ? d : Duration::zero()),
                             std::make_pair(id, std::move(fn)));
@@ -168,7 +168,7 @@ uint64_t FakeClock::AfterFunc(Duration d, std::function<void()> fn) {
 
 bool FakeClock::Cancel(uint64_t id) {
   std::function<void()> fn;  // destroyed after the lock is released
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return false;
   fn = std::move(it->second->second.second);
@@ -178,7 +178,7 @@ bool FakeClock::Cancel(uint64_t id) {
 }
 
 size_t FakeClock::PendingTimers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return timers_.size();
 }
 
@@ -188,7 +188,7 @@ void FakeClock::RunDue() {
   for (;;) {
     std::function<void()> fn;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = timers_.begin();
       if (it == timers_.end() || it->first > now_) return;
       fn = std::move(it->second.second);

@@ -21,9 +21,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
+
+#include "api/mutex.h"
 
 namespace volcache {
 
@@ -77,24 +78,24 @@ class RealClock final : public Clock {
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint{});
-  TimePoint Now() const override;
+  TimePoint Now() const override EXCLUDES(mu_);
 
-  void Advance(Duration d);
-  void SetTime(TimePoint t);  // never moves backwards
+  void Advance(Duration d) EXCLUDES(mu_);
+  void SetTime(TimePoint t) EXCLUDES(mu_);  // never moves backwards
   // Due at Now() + d; with d <= 0 it runs on the next Advance/SetTime (even by zero).
-  uint64_t AfterFunc(Duration d, std::function<void()> fn) override;
-  bool Cancel(uint64_t id) override;
-  size_t PendingTimers() const;
+  uint64_t AfterFunc(Duration d, std::function<void()> fn) override EXCLUDES(mu_);
+  bool Cancel(uint64_t id) override EXCLUDES(mu_);
+  size_t PendingTimers() const EXCLUDES(mu_);
 
  private:
   using Timers = std::multimap<TimePoint, std::pair<uint64_t, std::function<void()>>>;
-  void RunDue();
+  void RunDue() EXCLUDES(mu_);  // callbacks run without the lock
 
-  mutable std::mutex mu_;
-  TimePoint now_;                                         // guarded by mu_
-  uint64_t next_id_ = 1;                                  // guarded by mu_
-  Timers timers_;                                         // guarded by mu_
-  std::unordered_map<uint64_t, Timers::iterator> by_id_;  // guarded by mu_; mirrors timers_
+  mutable Mutex mu_;
+  TimePoint now_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  Timers timers_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, Timers::iterator> by_id_ GUARDED_BY(mu_);  // mirrors timers_
 };
 
 }  // namespace volcache

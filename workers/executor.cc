@@ -3,12 +3,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 
 #include "api/check.h"
+#include "api/mutex.h"
 
 namespace volcache {
 
@@ -22,16 +21,16 @@ struct ThreadPoolExecutor::State {
   boost::asio::thread_pool pool;
   // Shared by posters, exclusive for Stop: once `stopped` is set no new work reaches the
   // pool, so the join in Stop() waits for a finite amount of work.
-  std::shared_mutex mu;
-  bool stopped = false;  // guarded by mu
-  std::mutex join_mu;    // serializes pool.join() (asio's join is not re-entrant)
+  SharedMutex mu;
+  bool stopped GUARDED_BY(mu) = false;
+  Mutex join_mu;  // serializes pool.join() (asio's join is not re-entrant); never held with mu
 
   // Posts `fn` to `ex` unless stopped. A dropped `fn` is destroyed after the lock is
   // released, so its destructor may post again (it will be dropped too).
   template <typename Ex>
-  bool PostTo(const Ex& ex, std::function<void()>& fn) {
+  bool PostTo(const Ex& ex, std::function<void()>& fn) EXCLUDES(mu) {
     {
-      std::shared_lock<std::shared_mutex> lock(mu);
+      ReaderMutexLock lock(&mu);
       if (!stopped) {
         boost::asio::post(ex, std::move(fn));
         return true;
@@ -60,16 +59,16 @@ void ThreadPoolExecutor::Stop() {
   VC_CHECK(!state_->pool.get_executor().running_in_this_thread(),
            "ThreadPoolExecutor::Stop called from one of its own threads");
   {
-    std::unique_lock<std::shared_mutex> lock(state_->mu);
+    WriterMutexLock lock(&state_->mu);
     state_->stopped = true;
   }
   // join() without stop(): the threads exit once the accepted work has run.
-  std::lock_guard<std::mutex> join_lock(state_->join_mu);
+  MutexLock join_lock(&state_->join_mu);
   state_->pool.join();
 }
 
 bool ThreadPoolExecutor::stopped() const {
-  std::shared_lock<std::shared_mutex> lock(state_->mu);
+  ReaderMutexLock lock(&state_->mu);
   return state_->stopped;
 }
 

@@ -16,7 +16,7 @@ QueueWorkers::QueueWorkers(WorkQueue* queue, int threads, ProcessFn process, Sho
 QueueWorkers::~QueueWorkers() { Stop(); }
 
 void QueueWorkers::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (started_ || stopped_) return;
   started_ = true;
   workers_.reserve(static_cast<size_t>(threads_));
@@ -26,10 +26,10 @@ void QueueWorkers::Start() {
 void QueueWorkers::Stop() {
   // join_mu_ is held for the whole stop so that a concurrent second caller returns only
   // once the first has joined every thread.
-  std::lock_guard<std::mutex> join_lock(join_mu_);
+  MutexLock join_lock(&join_mu_);
   std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const std::thread& t : workers_) {
       VC_CHECK(t.get_id() != std::this_thread::get_id(),
                "QueueWorkers::Stop called from a worker of queue " + queue_->name());
@@ -56,25 +56,29 @@ void QueueWorkers::Run() {
     }
     queue_->Done(item);  // always, whatever happened above
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.processed;
       if (!result.ok()) {
         ++stats_.failed;
         ++(retried ? stats_.retried : stats_.dropped);
       }
     }
-    processed_cv_.notify_all();
+    processed_cv_.SignalAll();
   }
 }
 
 QueueWorkers::Stats QueueWorkers::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 bool QueueWorkers::WaitForProcessed(uint64_t n, std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return processed_cv_.wait_for(lock, timeout, [&] { return stats_.processed >= n; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  while (stats_.processed < n) {
+    if (!processed_cv_.WaitUntil(&mu_, deadline)) return stats_.processed >= n;
+  }
+  return true;
 }
 
 }  // namespace volcache

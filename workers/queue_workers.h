@@ -16,14 +16,13 @@
 // and must not call Stop() (it would wait for the calling thread).
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/mutex.h"
 #include "api/status.h"
 #include "workers/work_queue.h"
 
@@ -52,7 +51,7 @@ class QueueWorkers {
   QueueWorkers& operator=(const QueueWorkers&) = delete;
 
   // Launches the threads. Only the first call does anything; a no-op after Stop().
-  void Start();
+  void Start() EXCLUDES(mu_);
 
   // Shuts the queue down (WorkQueue::ShutDown) and joins the threads. The workers finish
   // the item in hand and still drain the items that were ready at shutdown (client-go
@@ -61,30 +60,30 @@ class QueueWorkers {
   // can no longer be retried (the queue ignores adds after shutdown; it is still counted in
   // `retried`). Idempotent; concurrent callers all return once the threads are joined.
   // Must not be called from a worker thread (VC_CHECK).
-  void Stop();
+  void Stop() EXCLUDES(mu_, join_mu_);
 
-  Stats stats() const;
+  Stats stats() const EXCLUDES(mu_);
 
   // Blocks until at least `n` items have been processed (Stats::processed >= n) or
   // `timeout` (real time) passes; returns whether the count was reached. For tests and for
   // start-up code that waits for an initial sync.
-  bool WaitForProcessed(uint64_t n, std::chrono::milliseconds timeout) const;
+  bool WaitForProcessed(uint64_t n, std::chrono::milliseconds timeout) const EXCLUDES(mu_);
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);  // process and should_retry run with no lock held
 
   WorkQueue* const queue_;
   const int threads_;
   const ProcessFn process_;
   const ShouldRetryFn should_retry_;
 
-  mutable std::mutex mu_;
-  mutable std::condition_variable processed_cv_;  // signalled on every processed item
-  Stats stats_;                                   // guarded by mu_
-  bool started_ = false;                          // guarded by mu_
-  bool stopped_ = false;                          // guarded by mu_
-  std::vector<std::thread> workers_;              // guarded by mu_ until Stop takes them
-  std::mutex join_mu_;  // serializes Stop's joins; never held with mu_
+  mutable Mutex mu_;
+  mutable CondVar processed_cv_;  // signalled on every processed item
+  Stats stats_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);  // until Stop takes them
+  Mutex join_mu_ ACQUIRED_BEFORE(mu_);  // serializes Stop's joins; taken before mu_, never under it
 };
 
 }  // namespace volcache

@@ -18,7 +18,7 @@ ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(Duration ba
 Duration ItemExponentialFailureRateLimiter::When(const std::string& item) {
   int exp;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     int& failures = failures_[item];
     exp = failures;
     if (failures < INT_MAX) ++failures;
@@ -32,12 +32,12 @@ Duration ItemExponentialFailureRateLimiter::When(const std::string& item) {
 }
 
 void ItemExponentialFailureRateLimiter::Forget(const std::string& item) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   failures_.erase(item);
 }
 
 int ItemExponentialFailureRateLimiter::NumRequeues(const std::string& item) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = failures_.find(item);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -55,7 +55,7 @@ BucketRateLimiter::BucketRateLimiter(double qps, int burst, std::shared_ptr<Cloc
 
 Duration BucketRateLimiter::When(const std::string& /*item*/) {
   if (std::isinf(qps_)) return Duration::zero();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TimePoint now = clock_->Now();
   if (now > last_) {
     // ns * qps / 1e9 rather than seconds * qps: exact for whole-millisecond steps.

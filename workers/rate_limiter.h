@@ -13,11 +13,11 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "api/mutex.h"
 #include "workers/clock.h"
 
 namespace volcache {
@@ -38,15 +38,15 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
  public:
   ItemExponentialFailureRateLimiter(Duration base, Duration max);
 
-  Duration When(const std::string& item) override;
-  void Forget(const std::string& item) override;
-  int NumRequeues(const std::string& item) override;
+  Duration When(const std::string& item) override EXCLUDES(mu_);
+  void Forget(const std::string& item) override EXCLUDES(mu_);
+  int NumRequeues(const std::string& item) override EXCLUDES(mu_);
 
  private:
   const Duration base_;
   const Duration max_;
-  std::mutex mu_;
-  std::unordered_map<std::string, int> failures_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
 };
 
 // One token bucket shared by all items (golang.org/x/time/rate semantics): refills at
@@ -59,7 +59,7 @@ class BucketRateLimiter final : public RateLimiter {
  public:
   BucketRateLimiter(double qps, int burst, std::shared_ptr<Clock> clock);
 
-  Duration When(const std::string& item) override;
+  Duration When(const std::string& item) override EXCLUDES(mu_);
   void Forget(const std::string& item) override {}
   int NumRequeues(const std::string& item) override { return 0; }
 
@@ -67,9 +67,9 @@ class BucketRateLimiter final : public RateLimiter {
   const double qps_;
   const int burst_;
   const std::shared_ptr<Clock> clock_;
-  std::mutex mu_;
-  double tokens_;   // guarded by mu_; negative = reserved ahead of refill
-  TimePoint last_;  // guarded by mu_; when tokens_ was last brought up to date
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);   // negative = reserved ahead of refill
+  TimePoint last_ GUARDED_BY(mu_);  // when tokens_ was last brought up to date
 };
 
 // The most restrictive of its limiters: When is the max over all (each one records the

@@ -1,14 +1,13 @@
 #include "workers/work_queue.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "api/check.h"
+#include "api/mutex.h"
 
 namespace volcache {
 
@@ -37,34 +36,34 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
   const std::shared_ptr<Clock> clock;
   const std::unique_ptr<RateLimiter> limiter;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   // Two condition variables so that a wakeup meant for a Get waiter can never be consumed
   // by a ShutDownWithDrain waiter (or the reverse).
-  std::condition_variable ready_cv;    // queue non-empty or shutting down
-  std::condition_variable drained_cv;  // processing empty or drain called off
+  CondVar ready_cv;    // queue non-empty or shutting down
+  CondVar drained_cv;  // processing empty or drain called off
 
-  // Invariants (under mu): every element of `queue` is in `dirty` and not in `processing`,
-  // and appears once; an item is in `waiting` at most once.
-  std::deque<std::string> queue;
-  std::unordered_set<std::string> dirty;
-  std::unordered_set<std::string> processing;
-  std::unordered_map<std::string, Waiting> waiting;
-  uint64_t next_generation = 1;
-  bool shutting_down = false;
-  bool drain = false;
-  uint64_t adds = 0;
-  uint64_t retries = 0;
+  // Invariants: every element of `queue` is in `dirty` and not in `processing`, and appears
+  // once; an item is in `waiting` at most once.
+  std::deque<std::string> queue GUARDED_BY(mu);
+  std::unordered_set<std::string> dirty GUARDED_BY(mu);
+  std::unordered_set<std::string> processing GUARDED_BY(mu);
+  std::unordered_map<std::string, Waiting> waiting GUARDED_BY(mu);
+  uint64_t next_generation GUARDED_BY(mu) = 1;
+  bool shutting_down GUARDED_BY(mu) = false;
+  bool drain GUARDED_BY(mu) = false;
+  uint64_t adds GUARDED_BY(mu) = 0;
+  uint64_t retries GUARDED_BY(mu) = 0;
   // Only maintained while an observer is set.
-  std::shared_ptr<const Observer> wait_observer;
-  std::unordered_map<std::string, TimePoint> queued_at;
+  std::shared_ptr<const Observer> wait_observer GUARDED_BY(mu);
+  std::unordered_map<std::string, TimePoint> queued_at GUARDED_BY(mu);
 
-  void PushLocked(const std::string& item) {
+  void PushLocked(const std::string& item) REQUIRES(mu) {
     queue.push_back(item);
     if (wait_observer) queued_at[item] = clock->Now();
-    ready_cv.notify_one();
+    ready_cv.Signal();
   }
 
-  void AddLocked(const std::string& item) {
+  void AddLocked(const std::string& item) REQUIRES(mu) {
     if (shutting_down || dirty.count(item) != 0) return;
     ++adds;
     dirty.insert(item);
@@ -74,7 +73,7 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
 
   // Pops the head into `item`. Returns the observer to call (outside the lock) with the
   // time it waited, if any.
-  std::shared_ptr<const Observer> PopLocked(std::string* item, Duration* waited) {
+  std::shared_ptr<const Observer> PopLocked(std::string* item, Duration* waited) REQUIRES(mu) {
     *item = std::move(queue.front());
     queue.pop_front();
     processing.insert(*item);
@@ -87,19 +86,19 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
     return wait_observer;
   }
 
-  void CancelWaitingLocked() {
+  void CancelWaitingLocked() REQUIRES(mu) {
     for (const auto& [item, w] : waiting) clock->Cancel(w.timer_id);
     waiting.clear();
   }
 
-  void ShutDownLocked() {
+  void ShutDownLocked() REQUIRES(mu) {
     shutting_down = true;
     CancelWaitingLocked();
-    ready_cv.notify_all();
+    ready_cv.SignalAll();
   }
 
-  void AddAfter(const std::string& item, Duration delay) {
-    std::lock_guard<std::mutex> lock(mu);
+  void AddAfter(const std::string& item, Duration delay) EXCLUDES(mu) {
+    MutexLock lock(&mu);
     if (shutting_down) return;
     if (delay <= Duration::zero()) {
       AddLocked(item);
@@ -119,8 +118,8 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
     waiting.emplace(item, Waiting{ready_at, timer_id, generation});
   }
 
-  void OnTimer(const std::string& item, uint64_t generation) {
-    std::lock_guard<std::mutex> lock(mu);
+  void OnTimer(const std::string& item, uint64_t generation) EXCLUDES(mu) {
+    MutexLock lock(&mu);
     auto it = waiting.find(item);
     if (it == waiting.end() || it->second.generation != generation) return;
     waiting.erase(it);
@@ -132,16 +131,16 @@ WorkQueue::WorkQueue(std::string name, std::shared_ptr<Clock> clock, std::unique
     : impl_(std::make_shared<Impl>(std::move(name), std::move(clock), std::move(limiter))) {}
 
 WorkQueue::~WorkQueue() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->ShutDownLocked();
   impl_->drain = false;
-  impl_->drained_cv.notify_all();
+  impl_->drained_cv.SignalAll();
 }
 
 const std::string& WorkQueue::name() const { return impl_->name; }
 
 void WorkQueue::Add(const std::string& item) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->AddLocked(item);
 }
 
@@ -149,7 +148,7 @@ void WorkQueue::AddAfter(const std::string& item, Duration delay) { impl_->AddAf
 
 void WorkQueue::AddRateLimited(const std::string& item) {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->shutting_down) return;  // don't grow the limiter's history for nothing
     ++impl_->retries;
   }
@@ -164,8 +163,8 @@ bool WorkQueue::Get(std::string* item) {
   std::shared_ptr<const Impl::Observer> observer;
   Duration waited{};
   {
-    std::unique_lock<std::mutex> lock(impl_->mu);
-    impl_->ready_cv.wait(lock, [this] { return !impl_->queue.empty() || impl_->shutting_down; });
+    MutexLock lock(&impl_->mu);
+    while (impl_->queue.empty() && !impl_->shutting_down) impl_->ready_cv.Wait(&impl_->mu);
     if (impl_->queue.empty()) return false;  // shut down and nothing left
     observer = impl_->PopLocked(item, &waited);
   }
@@ -177,7 +176,7 @@ bool WorkQueue::TryGet(std::string* item) {
   std::shared_ptr<const Impl::Observer> observer;
   Duration waited{};
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->queue.empty()) return false;
     observer = impl_->PopLocked(item, &waited);
   }
@@ -186,45 +185,45 @@ bool WorkQueue::TryGet(std::string* item) {
 }
 
 void WorkQueue::Done(const std::string& item) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   auto it = impl_->processing.find(item);
   if (it == impl_->processing.end()) return;
   impl_->processing.erase(it);
   if (impl_->dirty.count(item) != 0) impl_->PushLocked(item);
-  if (impl_->processing.empty()) impl_->drained_cv.notify_all();
+  if (impl_->processing.empty()) impl_->drained_cv.SignalAll();
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->queue.size();
 }
 
 size_t WorkQueue::DelayedLen() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->waiting.size();
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->ShutDownLocked();
   impl_->drain = false;  // releases a ShutDownWithDrain in progress
-  impl_->drained_cv.notify_all();
+  impl_->drained_cv.SignalAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
-  std::unique_lock<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->drain = true;
   impl_->ShutDownLocked();
-  impl_->drained_cv.wait(lock, [this] { return impl_->processing.empty() || !impl_->drain; });
+  while (!impl_->processing.empty() && impl_->drain) impl_->drained_cv.Wait(&impl_->mu);
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->shutting_down;
 }
 
 WorkQueueStats WorkQueue::Stats() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   WorkQueueStats s;
   s.adds = impl_->adds;
   s.retries = impl_->retries;
@@ -235,7 +234,7 @@ WorkQueueStats WorkQueue::Stats() const {
 }
 
 void WorkQueue::SetQueueWaitObserver(std::function<void(Duration)> observer) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (observer) {
     impl_->wait_observer = std::make_shared<const Impl::Observer>(std::move(observer));
   } else {

@@ -1,0 +1,236 @@
+// Snapshot building: a full snapshot of the cache, and the incremental refresh of a
+// snapshot the cache built before (cache/cache_state.h).
+
+#include <algorithm>
+
+#include "cache/cache_state.h"
+
+namespace volcache {
+
+namespace {
+
+// Shares the slot's current version with a snapshot. A version not yet published is the
+// cache's alone, so this is the last moment its generation may be written: stamping it
+// with the slot's generation gives every published version a distinct, increasing value
+// (NodeInfo/JobInfo mutators also bump their own counter after WritableNode/WritableJob
+// set it, which let two different versions of a job carry the same generation).
+template <typename S>
+void Publish(S& slot) {
+  if (slot.published) return;
+  slot.info->set_generation(slot.gen);
+  slot.published = true;
+}
+
+}  // namespace
+
+bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const { return job.pod_group() && queues.count(job.queue()) > 0; }
+
+void SchedulerCache::Impl::FillStatic(ClusterInfo* snap) const {
+  snap->queues = queues;
+  snap->priority_classes = priority_classes;
+  snap->default_priority = default_priority;
+  snap->namespace_quotas.clear();
+  for (const auto& [ns, entries] : quotas) {
+    NamespaceQuota q;
+    q.name = ns;
+    bool first = true;
+    for (const auto& [_, e] : entries) {
+      if (first) {
+        q.hard = e.hard;
+        first = false;
+      } else {
+        q.hard.MinDimension(e.hard, DimensionDefault::kInfinity);
+      }
+      q.used.SetMax(e.used);
+    }
+    snap->namespace_quotas.emplace(ns, std::move(q));
+  }
+}
+
+void SchedulerCache::Impl::RebuildNodeList(ClusterInfo* snap) const {
+  auto& list = ClusterInfo::Builder::node_list(*snap);
+  list.clear();
+  const auto& nodes_map = ClusterInfo::Builder::nodes(*snap);
+  for (const std::string& name : tree.List()) {
+    if (nodes_map.count(name)) list.push_back(name);
+  }
+}
+
+void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
+  using B = ClusterInfo::Builder;
+  auto& nmap = B::nodes(*snap);
+  auto& jmap = B::jobs(*snap);
+  nmap.clear();
+  jmap.clear();
+  B::revocable_nodes(*snap).clear();
+  B::dirty_nodes(*snap).clear();
+  B::dirty_jobs(*snap).clear();
+  Resource total;
+  nmap.reserve(nodes.size());
+  for (auto& [name, slot] : nodes) {
+    if (!slot.info->Ready()) continue;
+    Publish(slot);
+    nmap.emplace(name, slot.info);
+    total.Add(slot.info->allocatable());
+    if (!slot.info->revocable_zone().empty()) B::revocable_nodes(*snap).insert(name);
+  }
+  jmap.reserve(jobs.size());
+  for (auto& [id, slot] : jobs) {
+    if (!IncludeJob(*slot.info)) continue;
+    Publish(slot);
+    jmap.emplace(id, slot.info);
+  }
+  B::total_allocatable(*snap) = std::move(total);
+  RebuildNodeList(snap);
+  FillStatic(snap);
+  B::generation(*snap) = gen;
+  B::structure_version(*snap) = queue_version;
+  B::node_tree_version(*snap) = tree.version();
+  B::owner(*snap) = self;
+  ++counters.full_snapshots;
+}
+
+// Puts the cache's current version of node `name` into the snapshot (or removes it).
+// Returns true when the snapshot's node membership changed.
+// `*recount` is set when a node's allocatable leaves the total: subtracting it would leave
+// explicit zero scalars (e.g. "nvidia.com/gpu 0") that a fresh sum does not have, and
+// Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
+// the snapshot's nodes instead (rare: only on allocatable changes and node removals).
+bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount, Retired* retired) {
+  auto it = nodes.find(name);
+  return RefreshNode(snap, name, it == nodes.end() ? nullptr : &it->second, total, recount, retired);
+}
+
+// `slot`: the cache's slot for `name`, null when the cache no longer has the node.
+bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total, bool* recount,
+                 Retired* retired) {
+  using B = ClusterInfo::Builder;
+  auto& nmap = B::nodes(*snap);
+  auto old = nmap.find(name);
+  bool had = old != nmap.end();
+  bool include = slot != nullptr && slot->info->Ready();
+  if (had) {
+    if (!include || (old->second != slot->info && !(old->second->allocatable() == slot->info->allocatable()))) {
+      *recount = true;
+    }
+  } else if (include) {
+    total->Add(slot->info->allocatable());
+  }
+  auto& revocable = B::revocable_nodes(*snap);
+  if (include) {
+    Publish(*slot);
+    if (had) {
+      if (old->second != slot->info) {
+        retired->push_back(std::move(old->second));
+        old->second = slot->info;
+      }
+    } else {
+      nmap.emplace(name, slot->info);
+    }
+    if (!slot->info->revocable_zone().empty()) {
+      revocable.insert(name);
+    } else if (!revocable.empty()) {
+      revocable.erase(name);
+    }
+  } else {
+    if (had) {
+      retired->push_back(std::move(old->second));
+      nmap.erase(old);
+    }
+    if (!revocable.empty()) revocable.erase(name);
+  }
+  return had != include;
+}
+
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) {
+  auto it = jobs.find(id);
+  RefreshJob(snap, id, it == jobs.end() ? nullptr : &it->second, retired);
+}
+
+// `slot`: the cache's slot for `id`, null when the cache no longer has the job.
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot, Retired* retired) {
+  auto& jmap = ClusterInfo::Builder::jobs(*snap);
+  auto cur = jmap.find(id);
+  if (slot != nullptr && IncludeJob(*slot->info)) {
+    Publish(*slot);
+    if (cur == jmap.end()) {
+      jmap.emplace(id, slot->info);
+    } else if (cur->second != slot->info) {
+      retired->push_back(std::move(cur->second));
+      cur->second = slot->info;
+    }
+  } else if (cur != jmap.end()) {
+    retired->push_back(std::move(cur->second));
+    jmap.erase(cur);
+  }
+}
+
+// Replaced versions go to `retired` instead of being destroyed under the lock (the caller
+// frees them later, see cache/reclaimer.h).
+void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retired) {
+  using B = ClusterInfo::Builder;
+  const uint64_t since = B::generation(*snap);
+  Resource total = B::total_allocatable(*snap);
+  bool membership_changed = false;
+  bool recount_total = false;
+  // 1. Undo the session's own changes.
+  if (!B::dirty_nodes(*snap).empty()) {
+    for (const std::string& name : B::dirty_nodes(*snap)) {
+      auto& nmap = B::nodes(*snap);
+      auto it = nodes.find(name);
+      bool include = it != nodes.end() && it->second.info->Ready();
+      bool had = nmap.count(name) > 0;
+      auto cur = nmap.find(name);
+      if (include) {
+        Publish(it->second);
+        if (cur == nmap.end()) {
+          nmap.emplace(name, it->second.info);
+        } else if (cur->second != it->second.info) {
+          retired->push_back(std::move(cur->second));
+          cur->second = it->second.info;
+        }
+      } else if (cur != nmap.end()) {
+        retired->push_back(std::move(cur->second));
+        nmap.erase(cur);
+      }
+      membership_changed |= had != include;
+    }
+    B::dirty_nodes(*snap).clear();
+    // The session's copies may have changed allocatable; recount from cache versions.
+    total = Resource();
+    for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
+  }
+  for (const JobId& id : B::dirty_jobs(*snap)) RefreshJob(snap, id, retired);
+  B::dirty_jobs(*snap).clear();
+  // 2. Removals since, in order (before updates: a re-created object is newer).
+  auto r = std::upper_bound(removals.begin(), removals.end(), since,
+                            [](uint64_t g, const Removal& x) { return g < x.gen; });
+  for (; r != removals.end(); ++r) {
+    if (r->is_node) {
+      membership_changed |= RefreshNode(snap, r->key, &total, &recount_total, retired);
+    } else {
+      RefreshJob(snap, r->key, retired);
+    }
+  }
+  // 3. Objects changed since, most recent first, stopping at the first unchanged one.
+  for (const auto& ref : node_mru) {
+    if (ref.slot->gen <= since) break;
+    membership_changed |= RefreshNode(snap, *ref.key, ref.slot, &total, &recount_total, retired);
+  }
+  for (const auto& ref : job_mru) {
+    if (ref.slot->gen <= since) break;
+    RefreshJob(snap, *ref.key, ref.slot, retired);
+  }
+  if (recount_total) {
+    total = Resource();
+    for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
+  }
+  B::total_allocatable(*snap) = std::move(total);
+  if (membership_changed || B::node_tree_version(*snap) != tree.version()) RebuildNodeList(snap);
+  FillStatic(snap);
+  B::generation(*snap) = gen;
+  B::node_tree_version(*snap) = tree.version();
+  ++counters.incremental_snapshots;
+}
+
+}  // namespace volcache

@@ -1,0 +1,165 @@
+// Task accounting: where each task lives (its node, its job or `jobless`, task_index), pods
+// coming in and going out, and assumed tasks going back to Pending (cache/cache_state.h).
+
+#include "api/check.h"
+#include "cache/cache_state.h"
+#include "workers/work_queue.h"
+
+namespace volcache {
+
+// The authoritative copy of a cached task.
+const TaskInfo* SchedulerCache::Impl::FindTask(const std::string& key) const {
+  auto it = task_index.find(key);
+  if (it == task_index.end()) return nullptr;
+  if (it->second.job().empty()) {
+    auto j = jobless.find(key);
+    return j == jobless.end() ? nullptr : &j->second;
+  }
+  auto j = jobs.find(it->second.job());
+  if (j == jobs.end()) return nullptr;
+  return j->second.info->FindTask(it->second.uid());
+}
+
+// Checks that AddTaskLocked(task) cannot fail. `replacing`: the task's current entry is
+// removed first (so its own entries do not count as conflicts).
+Status SchedulerCache::Impl::CheckCanAdd(const TaskInfo& task, bool replacing) const {
+  if (!replacing && task_index.count(task.key())) {
+    return Status::AlreadyExists("task " + task.key() + " is already in the cache");
+  }
+  if (!task.job().empty()) {
+    if (auto j = jobs.find(task.job()); j != jobs.end()) {
+      const TaskInfo* other = j->second.info->FindTask(task.uid());
+      if (other && other->key() != task.key()) {
+        return Status::AlreadyExists("task uid " + task.uid() + " of " + task.key() + " is already held by " +
+                                     other->key() + " in job " + task.job());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Adds a task whose addition was checked with CheckCanAdd. Never fails.
+void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
+  if (!task.node_name.empty() && !IsTerminatedStatus(task.status)) {
+    auto it = nodes.find(task.node_name);
+    if (it == nodes.end()) {
+      CreateNodeSlot(task.node_name, std::make_shared<NodeInfo>(task.node_name));
+      it = nodes.find(task.node_name);
+    }
+    NodeInfo& node = WritableNode(task.node_name, it->second);
+    int64_t before = node.negative_idle_events();
+    Status s = node.AddTask(task);
+    VC_CHECK(s.ok(), "adding a checked task to node " + task.node_name + ": " + s.ToString());
+    counters.negative_idle += static_cast<uint64_t>(node.negative_idle_events() - before);
+  }
+  if (task.job().empty()) {
+    jobless[task.key()] = task;
+  } else {
+    auto it = jobs.find(task.job());
+    JobSlot& js = it == jobs.end() ? CreateJobSlot(task.job()) : it->second;
+    Status s = WritableJob(js).AddTask(task);
+    VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
+  }
+  auto [loc, inserted] = task_index.try_emplace(task.meta->key, TaskLoc{task.meta});
+  if (!inserted) {  // re-keyed: the key views the old TaskMeta, which the new location replaces
+    ReplaceAndRekey(task_index, loc, TaskLoc{task.meta},
+                    [](const TaskLoc& l) -> std::string_view { return l.meta->key; });
+  }
+}
+
+// Removes a cached task (by key) from its node, its job and the assumed set. Never fails
+// for a key in task_index.
+void SchedulerCache::Impl::RemoveTaskLocked(const std::string& key, bool queue_empty_job) {
+  auto it = task_index.find(key);
+  VC_CHECK(it != task_index.end(), "removing unknown task " + key);
+  const TaskInfo* cached = FindTask(key);
+  VC_CHECK(cached != nullptr, "task index points nowhere for " + key);
+  TaskInfo task = *cached;  // copy: the job's storage is about to change
+  if (!task.node_name.empty()) {
+    auto n = nodes.find(task.node_name);
+    if (n != nodes.end() && n->second.info->FindTask(key) != nullptr) {
+      NodeInfo& node = WritableNode(task.node_name, n->second);
+      Status s = node.RemoveTask(task);
+      VC_CHECK(s.ok(), "removing task " + key + " from node: " + s.ToString());
+      if (node.is_placeholder() && node.tasks().empty()) EraseNodeSlot(task.node_name);
+    }
+  }
+  if (it->second.job().empty()) {
+    jobless.erase(key);
+  } else {
+    auto j = jobs.find(it->second.job());
+    VC_CHECK(j != jobs.end(), "job of task " + key + " missing");
+    JobInfo& job = WritableJob(j->second);
+    Status s = job.DeleteTask(task.uid());
+    VC_CHECK(s.ok(), "removing task " + key + " from job: " + s.ToString());
+    if (queue_empty_job && job.tasks().empty() && !job.pod_group()) {
+      self->deleted_jobs_->Add(job.uid() + "/" + j->second.pg_uid);
+    }
+  }
+  task_index.erase(it);
+  assumed.erase(key);
+}
+
+// Replaces the cached task `key` by `task` (remove + add, all-or-nothing).
+Status SchedulerCache::Impl::ReplaceTaskLocked(const std::string& key, const TaskInfo& task) {
+  VC_RETURN_IF_ERROR(CheckCanAdd(task, task.key() == key));
+  const JobId old_job = task_index.at(key).job();
+  // Not queued on removal: within the same job the task comes straight back.
+  RemoveTaskLocked(key, /*queue_empty_job=*/false);
+  AddTaskLocked(task);
+  // A job emptied by a move to another job is cleaned up like any other.
+  if (!old_job.empty() && old_job != task.job()) {
+    if (auto j = jobs.find(old_job);
+        j != jobs.end() && j->second.info->tasks().empty() && !j->second.info->pod_group()) {
+      self->deleted_jobs_->Add(old_job + "/" + j->second.pg_uid);
+    }
+  }
+  return Status::Ok();
+}
+
+Status SchedulerCache::Impl::AddPodLocked(const k8s::PodPtr& pod) {
+  const std::string key = KeyOf(pod->metadata);
+  if (const TaskInfo* cached = FindTask(key)) return UpdatePodLocked(*cached, pod);
+  if (!IsOurs(*pod, options.scheduler_name)) return Status::Ok();
+  auto task = TaskInfo::FromPod(pod);
+  if (!task.ok()) return task.status();
+  VC_RETURN_IF_ERROR(CheckCanAdd(*task, false));
+  AddTaskLocked(*task);
+  return Status::Ok();
+}
+
+Status SchedulerCache::Impl::UpdatePodLocked(const TaskInfo& cached, const k8s::PodPtr& pod) {
+  // A bind is in flight: the cache already placed the task; a pod update without a
+  // nodeName predates the binding and must not undo it.
+  if (IsAllocatedStatus(cached.status) && pod->spec.node_name.empty()) return Status::Ok();
+  const std::string key = cached.key();
+  if (!IsOurs(*pod, options.scheduler_name)) {
+    RemoveTaskLocked(key, true);
+    return Status::Ok();
+  }
+  auto task = TaskInfo::FromPod(pod);
+  if (!task.ok()) return task.status();
+  VC_RETURN_IF_ERROR(ReplaceTaskLocked(key, *task));
+  return Status::Ok();
+}
+
+// Back to Pending and off the node (forget and expiry).
+void SchedulerCache::Impl::UnassumeLocked(const std::string& key, const AssumedEntry& entry) {
+  const TaskInfo* cached = FindTask(key);
+  VC_CHECK(cached != nullptr, "assumed task " + key + " not cached");
+  TaskInfo pending = *cached;
+  auto n = nodes.find(entry.node);
+  if (n != nodes.end() && n->second.info->FindTask(key)) {
+    NodeInfo& node = WritableNode(entry.node, n->second);
+    VC_CHECK(node.RemoveTask(pending).ok(), "node lost assumed task " + key);
+    if (node.is_placeholder() && node.tasks().empty()) EraseNodeSlot(entry.node);
+  }
+  pending.status = TaskStatus::kPending;
+  pending.node_name.clear();
+  JobInfo& job = WritableJob(jobs.at(pending.job()));
+  VC_CHECK(job.DeleteTask(pending.uid()).ok(), "job lost assumed task " + key);
+  VC_CHECK(job.AddTask(pending).ok(), "job refused task " + key);
+  assumed.erase(key);
+}
+
+}  // namespace volcache
