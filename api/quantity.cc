@@ -223,6 +223,7 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
 
   Quantity q;
   q.negative_ = negative;
+  q.capped_ = cap;
   q.exp10_ = static_cast<int32_t>(exp10);
   q.digits_ = std::move(digits);
   return q;

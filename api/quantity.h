@@ -39,6 +39,9 @@ class Quantity {
 
   bool IsZero() const { return digits_.empty(); }
   bool negative() const { return negative_; }
+  // True when the text's magnitude was past 2^63-1 and parsing capped it there (as
+  // Kubernetes does silently); e.g. "999Ei".
+  bool capped() const { return capped_; }
 
   // ceil(value * 10^-scale) for scale in [-18, 18], away from zero, saturating.
   int64_t ScaledValue(int scale) const;
@@ -56,6 +59,7 @@ class Quantity {
   // value = (negative_ ? -1 : 1) * digits_ * 10^exp10_, where digits_ has no leading or
   // trailing zeros ("" means zero; then negative_ is false and exp10_ is 0).
   bool negative_ = false;
+  bool capped_ = false;  // not part of the value: a capped quantity equals 2^63-1
   int32_t exp10_ = 0;
   std::string digits_;
 };

@@ -1,5 +1,8 @@
 #include "api/resource_list.h"
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -28,6 +31,21 @@ int32_t SatAddTaskNum(int32_t a, int64_t b) {
 
 }  // namespace
 
+// Kubernetes caps a quantity at 2^63-1 base units (milli-units for cpu and scalars) and
+// silently saturates; an amount past that cannot be accounted exactly, so it is refused with
+// the field named (e.g. memory 999Ei), instead of becoming a request of INT64_MAX.
+static Status CheckRepresentable(const Quantity& q, std::string_view name, std::string_view field_path) {
+  const bool milli = ClassifyResourceName(name) == ResourceKind::kCpu || ClassifyResourceName(name) == ResourceKind::kScalar;
+  const int64_t v = milli ? q.MilliValue() : q.Value();
+  const std::string exact = q.ToDecimalString();
+  if (!q.capped() && (v != INT64_MAX || exact == (milli ? "9223372036854775.807" : "9223372036854775807"))) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{}.{}: quantity {}exceeds 2^63-1 {} (the largest amount volcache can account exactly)", field_path, name,
+      q.capped() ? "" : exact + " ", milli ? "milli-units" : "units"));
+}
+
 Result<Resource> ResourceFromList(const std::vector<std::pair<std::string, Quantity>>& list,
                                   std::string_view field_path) {
   Resource r;
@@ -40,6 +58,7 @@ Result<Resource> ResourceFromList(const std::vector<std::pair<std::string, Quant
       msg += quantity.ToDecimalString();
       return Status::InvalidArgument(std::move(msg));
     }
+    if (Status s = CheckRepresentable(quantity, name, field_path); !s.ok()) return s;
     switch (ClassifyResourceName(name)) {
       case ResourceKind::kCpu:
         r.set_milli_cpu(SatAdd(r.milli_cpu(), quantity.MilliValue()));

@@ -104,6 +104,7 @@ struct CacheRuntime::Impl {
   std::map<std::string, PendingWrite> pending_writes;
   uint64_t next_write_seq = 0;
   std::map<std::string, Resource> written_queue_alloc;   // last written queue allocated
+  std::map<std::string, std::string> left_out_logged;    // job -> why it is left out, as last logged
   std::vector<std::shared_ptr<BindContextHandler>> handlers;
   RuntimeCounters counters;
   std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
@@ -564,14 +565,29 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
 }
 
 void CacheRuntime::RecordLeftOutJobEvents() {
-  if (!impl_->recorder) return;
-  for (const auto& job : cache_->JobsLeftOutOfSnapshots()) {  // copied out: no cache lock held below
+  std::map<std::string, std::string> now_left_out;
+  std::vector<std::string> to_log;
+  const auto jobs = cache_->JobsLeftOutOfSnapshots();  // copied out: no cache lock held below
+  for (const auto& job : jobs) {
     const std::string msg = job.has_pod_group ? fmt::format("queue {} of pod group {} not found", job.queue, job.job)
                                               : fmt::format("pod group {} not found", job.job);
+    now_left_out[job.job] = msg;
+    if (!impl_->recorder) continue;
     for (const auto& meta : job.pending) {
       impl_->Record({"Pod", meta->namespace_(), meta->name(), meta->uid()}, "Warning", "FailedScheduling", msg);
     }
   }
+  {
+    // The log names each left-out job once (again only if the reason changes), not every session.
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& [job, msg] : now_left_out) {
+      auto [it, inserted] = impl_->left_out_logged.try_emplace(job, msg);
+      if (inserted || it->second != msg) to_log.push_back(fmt::format("job {} is not scheduled: {}", job, msg));
+      it->second = msg;
+    }
+    std::erase_if(impl_->left_out_logged, [&](const auto& e) { return !now_left_out.count(e.first); });
+  }
+  for (const auto& line : to_log) spdlog::warn("{}", line);
 }
 
 void CacheRuntime::RunDueWorkInline() {

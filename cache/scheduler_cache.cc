@@ -556,7 +556,7 @@ CacheCounters SchedulerCache::counters() const {
 
 std::vector<SchedulerCache::LeftOutJob> SchedulerCache::JobsLeftOutOfSnapshots() const {
   std::vector<LeftOutJob> out;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   for (const auto& [id, slot] : impl_->jobs) {
     const JobInfo& job = *slot.info;
     if (impl_->IncludeJob(job)) continue;

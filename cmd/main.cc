@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <map>
@@ -45,6 +46,9 @@ std::string UsageLine(const CLI::ParseError& e) {
 }  // namespace volcache::cmd
 
 int main(int argc, char** argv) {
+  // A peer that closes a connection mid-write must be an error on that request, not the end
+  // of the process (SIGPIPE's default action): OpenSSL writes with write(2), not MSG_NOSIGNAL.
+  std::signal(SIGPIPE, SIG_IGN);
   using volcache::cmd::UsageLine;
   CLI::App app{"volcache: the cluster-state cache of a Volcano-style batch scheduler"};
   app.require_subcommand(1);

@@ -28,6 +28,7 @@
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
+#include "cmd/kube_metrics.h"
 #include "kube/daemon.h"
 #include "server/admin_flags.h"
 #include "server/admin_server.h"
@@ -223,6 +224,7 @@ CommandRunner AddServe(CLI::App& sub) {
     CacheRuntime& runtime = (*daemon)->runtime();
     metrics::Registry registry;
     auto cache_metrics = std::make_unique<CacheMetrics>(&registry, &runtime);
+    auto kube_metrics = std::make_unique<KubeMetrics>(&registry, &(*daemon)->connector());
     ContactTracker contact(&(*daemon)->connector());
     std::atomic<bool> synced{false};
     std::unique_ptr<AdminServer> admin;
@@ -286,6 +288,7 @@ CommandRunner AddServe(CLI::App& sub) {
     if (admin) admin->Stop();
     admin.reset();
     cache_metrics.reset();
+    kube_metrics.reset();
     scheduler.reset();
     log_counts("stopped");
     return sync.ok() || sig > 0 ? 0 : 1;

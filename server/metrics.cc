@@ -188,6 +188,14 @@ Histogram::Data Histogram::Collect() const {
   return d;
 }
 
+void Histogram::Load(std::vector<uint64_t> counts, double sum, uint64_t count) {
+  VC_CHECK(counts.size() == bounds_.size() + 1, "Histogram::Load: one count per bucket, +Inf included");
+  std::lock_guard<std::mutex> lock(mu_);
+  counts_ = std::move(counts);
+  sum_ = sum;
+  count_ = count;
+}
+
 std::vector<double> ExponentialBuckets(double start, double factor, int count) {
   VC_CHECK(start > 0 && factor > 1 && count >= 1, "ExponentialBuckets: start > 0, factor > 1, count >= 1");
   std::vector<double> out;

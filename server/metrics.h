@@ -82,6 +82,11 @@ class Histogram {
     uint64_t count = 0;
   };
   Data Collect() const;  // one consistent view
+  // For histograms whose source of truth is elsewhere (a component's own bucket counts,
+  // mirrored at scrape time): replaces the counts. `counts` is per bucket, not cumulative,
+  // bounds().size() + 1 long; VC_CHECK otherwise.
+  void Load(std::vector<uint64_t> counts, double sum, uint64_t count);
+  const std::vector<double>& bounds() const { return bounds_; }
 
  private:
   const std::vector<double> bounds_;

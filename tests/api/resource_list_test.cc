@@ -108,14 +108,30 @@ TEST(ResourceFromListTest, RepeatedNamesAddUp) {
   EXPECT_EQ(r, want);
 }
 
-TEST(ResourceFromListTest, SaturatesInsteadOfOverflowing) {
-  const Resource r = Convert(List({{"cpu", "1Ei"}, {"cpu", "1Ei"}, {"memory", "8Ei"},
-                                   {"pods", "1e12"}, {"example.com/x", "1E"}}));
+TEST(ResourceFromListTest, SumsSaturateInsteadOfOverflowing) {
+  // Each amount fits in int64 on its own; their sums do not.
+  const Resource r = Convert(List({{"cpu", "9e15"}, {"cpu", "9e15"}, {"memory", "4Ei"}, {"memory", "4Ei"},
+                                   {"pods", "1e12"}, {"example.com/x", "5P"}, {"example.com/x", "5P"}}));
   EXPECT_EQ(r.milli_cpu(), kMax);
   EXPECT_EQ(r.memory(), kMax);
   EXPECT_EQ(r.max_task_num(), std::numeric_limits<int32_t>::max());
   EXPECT_EQ(r.Get(ResourceNames::kPods), 1000000000000);
   EXPECT_EQ(r.Get("example.com/x"), kMax);
+}
+
+TEST(ResourceFromListTest, AmountPastInt64IsRefusedNamingFieldAndValue) {
+  // Kubernetes would saturate these at 2^63-1; volcache cannot account them exactly.
+  for (const auto& [name, text] : std::vector<std::pair<const char*, const char*>>{
+           {"memory", "999Ei"}, {"cpu", "1Ei"}, {"example.com/x", "1E"}}) {
+    Result<Resource> r = ResourceFromList(List({{name, text}}), "spec.containers[0].resources.requests");
+    ASSERT_FALSE(r.ok()) << name << " " << text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(std::string("spec.containers[0].resources.requests.") + name +
+                                                            ": quantity "));
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("exceeds 2^63-1"));
+  }
+  // Exactly 2^63-1 is still an amount.
+  EXPECT_TRUE(ResourceFromList(List({{"memory", "9223372036854775807"}}), "x").ok());
 }
 
 TEST(ResourceFromListTest, NegativeQuantityNamesFieldAndValue) {

@@ -1,0 +1,45 @@
+#pragma once
+// `volcache serve`'s Kubernetes-side metrics (issue 11 #8): the REST client (requests by verb
+// and code, latency per verb, time waiting on the client-side rate limiter, stale keep-alive
+// connections), the reflectors (LISTs, watches, relists, events by type, decode errors, the
+// age of the last event per resource) and the event recorder. Mirrored from each component's
+// own counters at scrape time (a collector), so the hot paths pay nothing for them.
+// Thread-safety: the collector runs on the scraping thread; the connector must outlive this.
+
+#include "kube/connector.h"
+#include "server/metrics.h"
+
+namespace volcache::cmd {
+
+class KubeMetrics {
+ public:
+  KubeMetrics(metrics::Registry* registry, kube::Connector* connector);
+  ~KubeMetrics();  // removes the collector
+  KubeMetrics(const KubeMetrics&) = delete;
+  KubeMetrics& operator=(const KubeMetrics&) = delete;
+
+ private:
+  void Collect();
+
+  metrics::Registry* registry_;
+  kube::Connector* connector_;
+  int collector_ = 0;
+  metrics::Family<metrics::Counter>& requests_;
+  metrics::Family<metrics::Histogram>& latency_;
+  metrics::Family<metrics::Counter>& limiter_wait_;
+  metrics::Family<metrics::Counter>& limited_;
+  metrics::Family<metrics::Counter>& stale_retries_;
+  metrics::Family<metrics::Counter>& stale_connections_;
+  metrics::Family<metrics::Counter>& lists_;
+  metrics::Family<metrics::Counter>& list_failures_;
+  metrics::Family<metrics::Counter>& relists_;
+  metrics::Family<metrics::Counter>& watches_;
+  metrics::Family<metrics::Counter>& watch_errors_;
+  metrics::Family<metrics::Counter>& events_;
+  metrics::Family<metrics::Counter>& decode_errors_;
+  metrics::Family<metrics::Gauge>& last_event_age_;
+  metrics::Family<metrics::Gauge>& backing_off_;
+  metrics::Family<metrics::Counter>& k8s_events_;
+};
+
+}  // namespace volcache::cmd
