@@ -31,19 +31,20 @@ int32_t SatAddTaskNum(int32_t a, int64_t b) {
 
 }  // namespace
 
-// Kubernetes caps a quantity at 2^63-1 base units (milli-units for cpu and scalars) and
-// silently saturates; an amount past that cannot be accounted exactly, so it is refused with
-// the field named (e.g. memory 999Ei), instead of becoming a request of INT64_MAX.
+// Kubernetes caps a quantity at 2^63-1 base units and silently saturates: the API server
+// answers "999Ei" as 9223372036854775807. An amount that reaches 2^63-1 (base units, or
+// milli-units for cpu and scalars) cannot be accounted exactly, so it is refused with the
+// field named, instead of becoming a request of INT64_MAX.
 static Status CheckRepresentable(const Quantity& q, std::string_view name, std::string_view field_path) {
-  const bool milli = ClassifyResourceName(name) == ResourceKind::kCpu || ClassifyResourceName(name) == ResourceKind::kScalar;
+  const ResourceKind kind = ClassifyResourceName(name);
+  const bool milli = kind == ResourceKind::kCpu || kind == ResourceKind::kScalar;
   const int64_t v = milli ? q.MilliValue() : q.Value();
-  const std::string exact = q.ToDecimalString();
-  if (!q.capped() && (v != INT64_MAX || exact == (milli ? "9223372036854775.807" : "9223372036854775807"))) {
-    return Status::Ok();
-  }
+  if (!q.capped() && v != INT64_MAX) return Status::Ok();
+  const std::string what = q.capped() ? std::string("is past") : q.ToDecimalString() + " reaches";
   return Status::InvalidArgument(fmt::format(
-      "{}.{}: quantity {}exceeds 2^63-1 {} (the largest amount volcache can account exactly)", field_path, name,
-      q.capped() ? "" : exact + " ", milli ? "milli-units" : "units"));
+      "{}.{}: quantity {} 2^63-1 {}, the API server's cap for amounts it cannot represent "
+      "(volcache refuses what it cannot account exactly)",
+      field_path, name, what, milli ? "milli-units" : "units"));
 }
 
 Result<Resource> ResourceFromList(const std::vector<std::pair<std::string, Quantity>>& list,

@@ -243,6 +243,9 @@ void Reflector::Failure(std::string_view verb, int http_status, const Status& er
           verb, info.name, verb, info.name, group, group.empty() ? " (the core group)" : "", error, ms);
       return;
     }
+    // Named once: later refusals of the same permission are only counted (stats) and debug-logged.
+    spdlog::debug("reflector {}: {} still forbidden; retrying in {} ms", info.name, verb, ms);
+    return;
   }
   const std::string msg = fmt::format("reflector {}: {} failed: {}", info.name, verb, error);
   uint64_t suppressed = 0;
@@ -317,9 +320,18 @@ Status Reflector::ListAndReplace(int* http_status) {
   std::vector<ObjectPtr> items;
   std::unordered_set<std::string> undecodable;  // keys of invalid items: not deleted
   std::vector<Status> errors;
+  bool first_list;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first_list = stats_.lists == 0;
+  }
   for (int page = 0;; ++page) {
     std::string path = fmt::format("{}?limit={}{}", base, options_.page_size, Selectors());
-    if (!token.empty()) path += "&continue=" + UrlEncode(token);
+    if (!token.empty()) {
+      path += "&continue=" + UrlEncode(token);
+    } else if (first_list && options_.initial_list_from_cache) {
+      path += "&resourceVersion=0";  // the server may ignore `limit` and answer from its watch cache
+    }
     auto resp = client_->Do("GET", path);
     if (!resp.ok()) return resp.status();
     if (resp->status == 410 && !token.empty()) {
@@ -574,7 +586,13 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
         }
         return !stop;
       },
-      watch_);
+      watch_,
+      [&](int status) {
+        if (status == 200 && !answered) {
+          answered = true;
+          Success("watch");  // established: a restarted server answered, even if nothing changes
+        }
+      });
   if (relist) return true;
   if (!line_error.ok()) {
     *error = line_error;

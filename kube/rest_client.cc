@@ -455,7 +455,8 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
 
 RestClient::StreamResult RestClient::Stream(const std::string& path, Duration read_timeout,
                                             const std::function<bool(std::string_view)>& on_chunk,
-                                            const WatchHandle& handle) {
+                                            const WatchHandle& handle,
+                                            const std::function<void(int status)>& on_answer) {
   Impl& m = *impl_;
   StreamResult out;
   if (handle.cancelled()) {
@@ -485,6 +486,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
       full, httplib::Headers{},
       [&](const httplib::Response& r) {
         out.status = r.status;
+        if (on_answer) on_answer(r.status);
         return true;
       },
       [&](const char* data, size_t n) {

@@ -136,8 +136,11 @@ class RestClient {
   // A streaming GET. For a 200 answer every body chunk goes to `on_chunk` (return false to
   // stop). `read_timeout` bounds the silence between chunks (set it above the server's
   // timeoutSeconds). Returns when the server ends the stream, on error, or on cancel.
+  // `on_answer` (optional) runs once the status line and headers arrived, before any chunk:
+  // a watch counts as established then, even on a quiet resource that sends nothing.
   StreamResult Stream(const std::string& path, Duration read_timeout,
-                      const std::function<bool(std::string_view chunk)>& on_chunk, const WatchHandle& handle);
+                      const std::function<bool(std::string_view chunk)>& on_chunk, const WatchHandle& handle,
+                      const std::function<void(int status)>& on_answer = nullptr);
 
   const std::string& server() const;
   RestClientStats stats() const;

@@ -5,13 +5,14 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
-  clang libclang-rt-14-dev            # libFuzzer + sanitizer runtimes for the fuzz targets
+  clang libclang-rt-14-dev            # libFuzzer + sanitizer runtimes; -Wthread-safety (build.sh tsa)
+  clang-format                        # scripts/check-format.sh
   libboost-dev libboost-system-dev    # Boost.Asio (1.74)
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   nlohmann-json3-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev                        # (prometheus-cpp is not packaged in Debian 12)
+  libcli11-dev
   etcd-server xz-utils curl openssl   # tests/integration: ../shared/tools/kube-apiserver
 )
 

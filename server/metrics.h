@@ -2,9 +2,9 @@
 // volcache's own Prometheus metrics: counters, gauges and histograms with label sets, series
 // removal, and the text exposition format 0.0.4 (what /metrics serves).
 //
-// Why not prometheus-cpp: it is not packaged in Debian 12 and the build may not download
-// anything, and the subset a scheduler cache needs is small — this file is that subset with
-// the same model (Registry → Family → labelled series) and the same output.
+// prometheus-cpp (SPEC §8) is packaged in Debian 12 (prometheus-cpp-dev 1.0.1); moving onto
+// it is open work. Until then this file is the subset a scheduler cache needs, with the same
+// model (Registry → Family → labelled series) and the same output.
 //
 // Model:
 //  - A Registry owns Families; a Family has a name, help text, a type and a fixed list of

@@ -128,10 +128,11 @@ TEST(ResourceFromListTest, AmountPastInt64IsRefusedNamingFieldAndValue) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), ::testing::HasSubstr(std::string("spec.containers[0].resources.requests.") + name +
                                                             ": quantity "));
-    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("exceeds 2^63-1"));
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("2^63-1"));
   }
-  // Exactly 2^63-1 is still an amount.
-  EXPECT_TRUE(ResourceFromList(List({{"memory", "9223372036854775807"}}), "x").ok());
+  // Exactly 2^63-1 too: it is what the API server sends back for "999Ei".
+  EXPECT_FALSE(ResourceFromList(List({{"memory", "9223372036854775807"}}), "x").ok());
+  EXPECT_TRUE(ResourceFromList(List({{"memory", "9223372036854775806"}}), "x").ok());
 }
 
 TEST(ResourceFromListTest, NegativeQuantityNamesFieldAndValue) {
