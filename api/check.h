@@ -8,7 +8,7 @@ namespace volcache::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* expr, std::string_view msg);
 }  // namespace volcache::internal
 
-#define VC_CHECK(cond, msg)                                                   \
-  do {                                                                        \
+#define VC_CHECK(cond, msg)                                                           \
+  do {                                                                                \
     if (!(cond)) ::volcache::internal::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

@@ -54,7 +54,9 @@ class JobInfo {
   int32_t priority() const { return priority_; }
   void set_priority(int32_t p) { priority_ = p; }
   int32_t min_available() const { return min_available_; }
-  const std::map<std::string, int32_t, std::less<>>& task_min_available() const { return task_min_available_; }
+  const std::map<std::string, int32_t, std::less<>>& task_min_available() const {
+    return task_min_available_;
+  }
   const Resource& min_resources() const { return min_resources_; }
   k8s::TimeMs creation_timestamp() const { return creation_timestamp_; }
   // PodGroup status.phase, "" when no PodGroup.
@@ -72,9 +74,9 @@ class JobInfo {
   const Resource& total_request() const { return total_request_; }
 
   // Volcano's counters and predicates.
-  int32_t ReadyTaskNum() const;      // Bound + Binding + Running + Allocated + Succeeded
-  int32_t WaitingTaskNum() const;    // Pipelined
-  int32_t ValidTaskNum() const;      // allocated statuses + Succeeded + Pipelined + Pending
+  int32_t ReadyTaskNum() const;    // Bound + Binding + Running + Allocated + Succeeded
+  int32_t WaitingTaskNum() const;  // Pipelined
+  int32_t ValidTaskNum() const;    // allocated statuses + Succeeded + Pipelined + Pending
   int32_t PendingBestEffortTaskNum() const;
   bool IsReady() const;      // Ready + PendingBestEffort >= minAvailable
   bool IsPipelined() const;  // Waiting + Ready + PendingBestEffort >= minAvailable

@@ -57,8 +57,7 @@ Status ParseError(std::string_view text, std::string_view what) {
 }
 
 Status UnexpectedChar(std::string_view text, size_t offset) {
-  return ParseError(text, "unexpected " + CharName(text[offset]) + " at offset " +
-                              std::to_string(offset));
+  return ParseError(text, "unexpected " + CharName(text[offset]) + " at offset " + std::to_string(offset));
 }
 
 // digits (most significant first, ASCII) *= m, for small m.
@@ -108,9 +107,9 @@ struct Suffix {
 };
 
 constexpr Suffix kSuffixes[] = {
-    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},   {"M", 6, 0},
-    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},  {"Ki", 0, 1},
-    {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5},  {"Ei", 0, 6},
+    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},  {"M", 6, 0},
+    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 1},
+    {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
 };
 
 int64_t SaturatingFromMagnitude(uint64_t magnitude, bool negative) {

@@ -1,8 +1,8 @@
 #include "api/resource.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cmath>
+#include <cstddef>
 #include <deque>
 #include <limits>
 #include <string>
@@ -69,7 +69,7 @@ class NameTable {
   }
 
   mutable SharedMutex mu_;
-  std::deque<std::string> names_ GUARDED_BY(mu_);                        // append-only
+  std::deque<std::string> names_ GUARDED_BY(mu_);                         // append-only
   std::unordered_map<std::string_view, uint32_t> index_ GUARDED_BY(mu_);  // views into names_
 };
 
@@ -78,16 +78,14 @@ NameTable& Names() {
   return *table;
 }
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // Walks the union of the scalar dimensions of a and b in id order. `f(id, l, r)` gets
 // pointers to the values, nullptr where the dimension is absent; it returns false to stop.
 // Returns false when stopped early.
 template <typename F>
-bool ForEachDimension(const Resource::Scalar* a, const Resource::Scalar* a_end,
-                      const Resource::Scalar* b, const Resource::Scalar* b_end, F&& f) {
+bool ForEachDimension(const Resource::Scalar* a, const Resource::Scalar* a_end, const Resource::Scalar* b,
+                      const Resource::Scalar* b_end, F&& f) {
   while (a != a_end || b != b_end) {
     bool keep_going;
     if (b == b_end || (a != a_end && a->id < b->id)) {
@@ -214,9 +212,7 @@ Resource::~Resource() {
 }
 
 Resource::Scalar* Resource::data() { return capacity_ > kInlineScalars ? heap_ : inline_; }
-const Resource::Scalar* Resource::data() const {
-  return capacity_ > kInlineScalars ? heap_ : inline_;
-}
+const Resource::Scalar* Resource::data() const { return capacity_ > kInlineScalars ? heap_ : inline_; }
 const Resource::Scalar* Resource::scalars_begin() const { return data(); }
 
 void Resource::Reserve(int n) {
@@ -233,8 +229,8 @@ void Resource::Reserve(int n) {
 
 Resource::Scalar* Resource::Insert(uint32_t id) {
   Scalar* begin = data();
-  Scalar* it = std::lower_bound(begin, begin + size_, id,
-                                [](const Scalar& s, uint32_t v) { return s.id < v; });
+  Scalar* it =
+      std::lower_bound(begin, begin + size_, id, [](const Scalar& s, uint32_t v) { return s.id < v; });
   if (it != begin + size_ && it->id == id) return it;
   const auto offset = it - begin;
   Reserve(size_ + 1);
@@ -476,8 +472,8 @@ std::string Resource::InsufficientDimensions(const Resource& available) const {
   if (milli_cpu_ > available.milli_cpu_) names.push_back("cpu");
   if (memory_ > available.memory_) names.push_back("memory");
   const size_t fixed = names.size();
-  ForEachDimension(scalars_begin(), scalars_end(), available.scalars_begin(),
-                   available.scalars_end(), [&](uint32_t id, const int64_t* l, const int64_t* r) {
+  ForEachDimension(scalars_begin(), scalars_end(), available.scalars_begin(), available.scalars_end(),
+                   [&](uint32_t id, const int64_t* l, const int64_t* r) {
                      if ((l ? *l : 0) > (r ? *r : 0)) names.push_back(ResourceNames::Name(id));
                      return true;
                    });
@@ -492,8 +488,8 @@ std::string Resource::InsufficientDimensions(const Resource& available) const {
 }
 
 bool operator==(const Resource& a, const Resource& b) {
-  return a.milli_cpu_ == b.milli_cpu_ && a.memory_ == b.memory_ &&
-         a.max_task_num_ == b.max_task_num_ && a.size_ == b.size_ &&
+  return a.milli_cpu_ == b.milli_cpu_ && a.memory_ == b.memory_ && a.max_task_num_ == b.max_task_num_ &&
+         a.size_ == b.size_ &&
          std::equal(a.scalars_begin(), a.scalars_end(), b.scalars_begin(),
                     [](const Resource::Scalar& x, const Resource::Scalar& y) {
                       return x.id == y.id && x.value == y.value;

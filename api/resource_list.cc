@@ -17,8 +17,8 @@ namespace {
 
 int64_t SatAdd(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max()
-                                                     : std::numeric_limits<int64_t>::min();
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
   return r;
 }
 
@@ -41,10 +41,10 @@ static Status CheckRepresentable(const Quantity& q, std::string_view name, std::
   const int64_t v = milli ? q.MilliValue() : q.Value();
   if (!q.capped() && v != INT64_MAX) return Status::Ok();
   const std::string what = q.capped() ? std::string("is past") : q.ToDecimalString() + " reaches";
-  return Status::InvalidArgument(fmt::format(
-      "{}.{}: quantity {} 2^63-1 {}, the API server's cap for amounts it cannot represent "
-      "(volcache refuses what it cannot account exactly)",
-      field_path, name, what, milli ? "milli-units" : "units"));
+  return Status::InvalidArgument(
+      fmt::format("{}.{}: quantity {} 2^63-1 {}, the API server's cap for amounts it cannot represent "
+                  "(volcache refuses what it cannot account exactly)",
+                  field_path, name, what, milli ? "milli-units" : "units"));
 }
 
 Result<Resource> ResourceFromList(const std::vector<std::pair<std::string, Quantity>>& list,

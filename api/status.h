@@ -16,16 +16,16 @@ namespace volcache {
 
 enum class StatusCode : uint8_t {
   kOk = 0,
-  kInvalidArgument,    // malformed input: bad JSON, invalid quantity, missing field
-  kNotFound,           // object not held by the cache / cluster source
-  kAlreadyExists,      // e.g. assuming a task twice, creating a queue that exists
-  kFailedPrecondition, // refused transition: does not fit, no PodGroup, wrong node
-  kConflict,           // optimistic-concurrency conflict reported by the API
-  kResourceExhausted,  // full channel, body too large, rate limited
-  kUnavailable,        // transient: connection lost, server 5xx
-  kDeadlineExceeded,   // timeout
-  kCancelled,          // shutdown
-  kInternal,           // a bug or an unexpected server answer
+  kInvalidArgument,     // malformed input: bad JSON, invalid quantity, missing field
+  kNotFound,            // object not held by the cache / cluster source
+  kAlreadyExists,       // e.g. assuming a task twice, creating a queue that exists
+  kFailedPrecondition,  // refused transition: does not fit, no PodGroup, wrong node
+  kConflict,            // optimistic-concurrency conflict reported by the API
+  kResourceExhausted,   // full channel, body too large, rate limited
+  kUnavailable,         // transient: connection lost, server 5xx
+  kDeadlineExceeded,    // timeout
+  kCancelled,           // shutdown
+  kInternal,            // a bug or an unexpected server answer
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -39,9 +39,13 @@ class Status {
   static Status InvalidArgument(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }
   static Status NotFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
   static Status AlreadyExists(std::string msg) { return {StatusCode::kAlreadyExists, std::move(msg)}; }
-  static Status FailedPrecondition(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
+  static Status FailedPrecondition(std::string msg) {
+    return {StatusCode::kFailedPrecondition, std::move(msg)};
+  }
   static Status Conflict(std::string msg) { return {StatusCode::kConflict, std::move(msg)}; }
-  static Status ResourceExhausted(std::string msg) { return {StatusCode::kResourceExhausted, std::move(msg)}; }
+  static Status ResourceExhausted(std::string msg) {
+    return {StatusCode::kResourceExhausted, std::move(msg)};
+  }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
   static Status DeadlineExceeded(std::string msg) { return {StatusCode::kDeadlineExceeded, std::move(msg)}; }
   static Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
@@ -73,7 +77,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) v_ = Status::Internal("Result constructed from OK status");
   }
@@ -98,8 +102,8 @@ class Result {
 }  // namespace volcache
 
 // Propagates a non-OK Status out of the current function.
-#define VC_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    ::volcache::Status vc_status_ = (expr);      \
-    if (!vc_status_.ok()) return vc_status_;     \
+#define VC_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::volcache::Status vc_status_ = (expr);  \
+    if (!vc_status_.ok()) return vc_status_; \
   } while (0)

@@ -68,7 +68,7 @@ struct TaskMeta {
   NonZeroRequest non_zero;
   std::vector<HostPort> host_ports;
   std::vector<std::string> pvcs;  // "namespace/claim"
-  bool has_affinity = false;       // pod (anti-)affinity
+  bool has_affinity = false;      // pod (anti-)affinity
   bool has_required_anti_affinity = false;
   k8s::PodPtr pod;  // never null
 };

@@ -4,9 +4,9 @@
 
 #include <memory>
 
+#include "api/job_info.h"
 #include "api/k8s/decode.h"
 #include "api/k8s/decode_fast.h"
-#include "api/job_info.h"
 #include "api/node_info.h"
 #include "api/quantity.h"
 #include "api/resource.h"

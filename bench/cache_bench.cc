@@ -71,7 +71,12 @@ void BM_SnapshotDeep(benchmark::State& state) {
     benchmark::DoNotOptimize(snap);
   }
 }
-BENCHMARK(BM_SnapshotDeep)->Args({1, 1})->Args({1, 2})->Args({2, 1})->Args({2, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SnapshotDeep)
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Args({2, 1})
+    ->Args({2, 2})
+    ->Unit(benchmark::kMillisecond);
 
 void BM_SnapshotIncrementalNoChange(benchmark::State& state) {
   Fixture f(kShapes[state.range(0)]);

@@ -53,7 +53,8 @@ struct LoopbackApiServer::Impl {
     size_t limit = n;
     if (req.has_param("limit")) limit = std::max<size_t>(1, std::stoull(req.get_param_value("limit")));
     size_t from = 0;
-    if (req.has_param("continue")) from = std::min(n, static_cast<size_t>(std::stoull(req.get_param_value("continue"))));
+    if (req.has_param("continue"))
+      from = std::min(n, static_cast<size_t>(std::stoull(req.get_param_value("continue"))));
     const size_t to = std::min(n, from + limit);
     size_t bytes = 128;
     for (size_t i = from; i < to; ++i) bytes += (*items)[i].size() + 1;
@@ -83,29 +84,30 @@ struct LoopbackApiServer::Impl {
     }
     auto next = std::make_shared<size_t>(0);
     res.status = 200;
-    res.set_chunked_content_provider("application/json", [this, lines, next](size_t, httplib::DataSink& sink) {
-      std::unique_lock<std::mutex> lock(mu);
-      if (lines && *next < lines->size()) {
-        cv.wait(lock, [&] { return released || stopping; });
-        if (stopping) {
-          sink.done();
+    res.set_chunked_content_provider(
+        "application/json", [this, lines, next](size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> lock(mu);
+          if (lines && *next < lines->size()) {
+            cv.wait(lock, [&] { return released || stopping; });
+            if (stopping) {
+              sink.done();
+              return true;
+            }
+            lock.unlock();
+            std::string chunk;
+            chunk.reserve(chunk_bytes + 8192);
+            while (*next < lines->size() && chunk.size() < chunk_bytes) {
+              chunk += (*lines)[*next];
+              chunk += '\n';
+              ++*next;
+            }
+            return sink.write(chunk.data(), chunk.size());
+          }
+          // Idle until the server stops, as a quiet watch does.
+          cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping; });
+          if (stopping) sink.done();
           return true;
-        }
-        lock.unlock();
-        std::string chunk;
-        chunk.reserve(chunk_bytes + 8192);
-        while (*next < lines->size() && chunk.size() < chunk_bytes) {
-          chunk += (*lines)[*next];
-          chunk += '\n';
-          ++*next;
-        }
-        return sink.write(chunk.data(), chunk.size());
-      }
-      // Idle until the server stops, as a quiet watch does.
-      cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping; });
-      if (stopping) sink.done();
-      return true;
-    });
+        });
   }
 };
 
@@ -143,7 +145,8 @@ void LoopbackApiServer::SetList(const std::string& collection, const std::string
   c.items = std::move(items);
 }
 
-void LoopbackApiServer::SetWatch(const std::string& collection, std::shared_ptr<const std::vector<std::string>> lines) {
+void LoopbackApiServer::SetWatch(const std::string& collection,
+                                 std::shared_ptr<const std::vector<std::string>> lines) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->collections[collection].watch_lines = std::move(lines);
 }

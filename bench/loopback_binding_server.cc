@@ -15,11 +15,12 @@ namespace volcache::bench {
 
 namespace {
 
-constexpr char kSuccess[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})";
+constexpr char kSuccess[] =
+    R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})";
 
 void Fail(httplib::Response& res, int code, const std::string& message) {
-  nlohmann::json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
-                         {"message", message}, {"code", code}};
+  nlohmann::json body = {
+      {"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"}, {"message", message}, {"code", code}};
   res.status = code;
   res.set_content(body.dump(), "application/json");
 }
@@ -64,7 +65,9 @@ class BindingFields final : public nlohmann::json_sax<nlohmann::json> {
     keys_.pop_back();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
 
  private:
   std::vector<std::string> keys_;  // per open container: the current key ("[]" for arrays)

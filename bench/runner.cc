@@ -1,11 +1,11 @@
 #include "bench/runner.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <random>
 #include <string_view>
@@ -112,7 +112,8 @@ void Churn(const Workload& w, Loaded& l, double churn, std::mt19937_64& rng, int
 int Snapshot(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
   auto l = Load(w, err);
   if (!l) return 1;
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads =
+      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t full_bytes = 0, deep_bytes = 0;
   {
     // Full snapshot: every Ready node and eligible job, sharing immutable versions.
@@ -285,7 +286,8 @@ std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
     for (const auto& [key, t] : job->tasks()) {
       if (t.status == TaskStatus::kPending) tasks.push_back(&t);
     }
-    std::sort(tasks.begin(), tasks.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->key() < b->key(); });
+    std::sort(tasks.begin(), tasks.end(),
+              [](const TaskInfo* a, const TaskInfo* b) { return a->key() < b->key(); });
     for (const TaskInfo* t : tasks) {
       for (size_t tried = 0; tried < idle.size(); ++tried) {
         auto& [name, free] = idle[(cursor + tried) % idle.size()];
@@ -324,10 +326,11 @@ struct ThreadedRig {
   // `binder` (borrowed, outlives the rig) replaces the instant binder when non-null.
   Status Load(const Workload& w, int threads, Binder* binder = nullptr) {
     RuntimeOptions ro;
-    ro.dispatch_threads = std::max(1, threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads);
+    ro.dispatch_threads =
+        std::max(1, threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads);
     ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
-    rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, binder ? binder : &instant, nullptr,
-                                        nullptr, nullptr);
+    rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, binder ? binder : &instant,
+                                        nullptr, nullptr, nullptr);
     return LoadWorkload(w, &source, &rt->cache()).WithPrefix("loading the workload");
   }
   // Until `n` bind outcomes (success or failure) have been handled.
@@ -356,7 +359,8 @@ struct ThreadedRig {
 // Every run then checks that the server received each planned binding exactly once, for the
 // planned node, and — after confirming them as the watch would (pod update with nodeName,
 // untimed) — that every task is Bound on its node in the cache.
-int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::ostream& out, std::ostream& err) {
+int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::ostream& out,
+                     std::ostream& err) {
   constexpr double kQps = 1e6;
   const int dispatch = o.threads > 0 ? o.threads : RuntimeOptions{}.dispatch_threads;  // serve's default
   kube::RestBinderOptions bopts;
@@ -412,7 +416,8 @@ int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::os
     }
     auto received = server.TakeBindings();
     if (received.size() != plan.size()) {
-      errors.push_back(fmt::format("the server received bindings for {} pods, {} planned", received.size(), plan.size()));
+      errors.push_back(
+          fmt::format("the server received bindings for {} pods, {} planned", received.size(), plan.size()));
     }
     if (server.bad_requests() != 0) errors.push_back(fmt::format("{} bad requests", server.bad_requests()));
     if (last.requests != plan.size()) {
@@ -421,9 +426,10 @@ int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::os
     for (const auto& p : plan) {
       auto it = received.find(p.task);
       if (it == received.end() || it->second.count != 1 || it->second.node != p.node) {
-        errors.push_back(it == received.end() ? p.task + ": no binding received"
-                                              : fmt::format("{}: {} bindings received, last to {}, planned {}", p.task,
-                                                            it->second.count, it->second.node, p.node));
+        errors.push_back(it == received.end()
+                             ? p.task + ": no binding received"
+                             : fmt::format("{}: {} bindings received, last to {}, planned {}", p.task,
+                                           it->second.count, it->second.node, p.node));
         continue;
       }
       const k8s::PodPtr& old_pod = pods.at(p.task);
@@ -487,7 +493,8 @@ int BindAssume(const BenchOptions& o, const Workload& w, int runs, std::ostream&
 
 // The whole pipeline on real threads and the real clock: AddBindTask → BindFlowChannel →
 // 20 ms tick → batches → instant binder → FinishBinding + Scheduled event.
-int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std::ostream& out, std::ostream& err) {
+int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std::ostream& out,
+                        std::ostream& err) {
   std::vector<double> flow_per_s;
   size_t planned = 0;
   BindFlow::Stats last{};
@@ -526,7 +533,8 @@ int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std:
 int Bind(const BenchOptions& o, const Workload& w, std::ostream& out, std::ostream& err) {
   const int runs = std::max(3, o.runs / 3);
   const auto wanted = [&](std::string_view mode) { return o.mode.empty() || o.mode == mode; };
-  if (!o.mode.empty() && o.mode != "add_bind_task" && o.mode != "pipeline_instant" && o.mode != "rest_loopback") {
+  if (!o.mode.empty() && o.mode != "add_bind_task" && o.mode != "pipeline_instant" &&
+      o.mode != "rest_loopback") {
     err << "bench bind: unknown --mode " << o.mode << " (add_bind_task, pipeline_instant, rest_loopback)\n";
     return 2;
   }
@@ -592,8 +600,10 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
   j["cycles"] = cycles;
   j["runs"] = runs;
   j["per_s"] = Stats(per_s);
-  j["first_session_ms"] = {{"open", Stats(first_open)}, {"allocate", Stats(first_allocate)},
-                           {"commit", Stats(first_commit)}, {"close", Stats(first_close)}};
+  j["first_session_ms"] = {{"open", Stats(first_open)},
+                           {"allocate", Stats(first_allocate)},
+                           {"commit", Stats(first_commit)},
+                           {"close", Stats(first_close)}};
   if (!incr_open.empty()) j["later_open_ms"] = Stats(incr_open);
   out << j.dump() << std::endl;
   return 0;
@@ -618,7 +628,8 @@ Result<Workload> WorkloadFor(const std::string& name) {
     return w;
   }
   auto shape = ShapeByName(name);
-  if (!shape.ok()) return Status::NotFound("unknown shape \"" + name + "\" (S, M, L, XL, XXL, openb, philly)");
+  if (!shape.ok())
+    return Status::NotFound("unknown shape \"" + name + "\" (S, M, L, XL, XXL, openb, philly)");
   return BuildWorkload(*shape);
 }
 

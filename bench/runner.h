@@ -9,9 +9,9 @@
 namespace volcache::bench {
 
 struct BenchOptions {
-  std::string what;       // snapshot | ingest | bind | e2e | memory | watch
+  std::string what;  // snapshot | ingest | bind | e2e | memory | watch
   std::string shape = "S";
-  int threads = 0;        // 0 = hardware concurrency
+  int threads = 0;  // 0 = hardware concurrency
   int runs = 11;
   double churn = 0.01;
   // bind: only this measurement (add_bind_task | pipeline_instant | rest_loopback); "" = all.

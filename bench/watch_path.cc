@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,8 +11,6 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
-
-#include <sys/resource.h>
 
 #include "bench/loopback_api_server.h"
 #include "cache/runtime.h"
@@ -141,7 +140,9 @@ Result<std::unique_ptr<Rig>> MakeRig(const LoopbackApiServer& server, bool fast_
 double ProcessCpuSeconds() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return sec(ru.ru_utime) + sec(ru.ru_stime);
 }
 
@@ -163,7 +164,8 @@ int Events(const BenchOptions& o, const Templates& t, std::ostream& out, std::os
   auto lines = std::make_shared<Lines>();
   lines->reserve(2 * half);
   size_t bytes = 0;
-  for (size_t i = 0; i < half; ++i) lines->push_back(R"({"type":"ADDED","object":)" + RenderPod(t.added, i, 2000 + i) + "}");
+  for (size_t i = 0; i < half; ++i)
+    lines->push_back(R"({"type":"ADDED","object":)" + RenderPod(t.added, i, 2000 + i) + "}");
   for (size_t i = 0; i < half; ++i) {
     lines->push_back(R"({"type":"MODIFIED","object":)" + RenderPod(t.modified, i, 2000 + half + i) + "}");
   }
@@ -195,7 +197,8 @@ int Events(const BenchOptions& o, const Templates& t, std::ostream& out, std::os
     server.ReleaseWatch();
     while (pods.stats().events < before + lines->size()) {
       if (Clk::now() - t0 > std::chrono::seconds(300)) {
-        err << "watch: " << pods.stats().events - before << " of " << lines->size() << " events after 300 s\n";
+        err << "watch: " << pods.stats().events - before << " of " << lines->size()
+            << " events after 300 s\n";
         return 1;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(500));
@@ -207,8 +210,8 @@ int Events(const BenchOptions& o, const Templates& t, std::ostream& out, std::os
     const size_t tasks = (*rig)->rt->cache().num_tasks();
     const auto cs = (*rig)->conn->stats();
     if (tasks != half || cs.cache_errors != 0 || cs.decode_errors != 0) {
-      err << fmt::format("watch: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks, half,
-                         cs.cache_errors, cs.decode_errors);
+      err << fmt::format("watch: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks,
+                         half, cs.cache_errors, cs.decode_errors);
       return 1;
     }
   }
@@ -266,8 +269,8 @@ int List(const BenchOptions& o, const Templates& t, std::ostream& out, std::ostr
     const size_t tasks = (*rig)->rt->cache().num_tasks();
     const auto cs = (*rig)->conn->stats();
     if (tasks != n || cs.cache_errors != 0 || cs.decode_errors != 0) {
-      err << fmt::format("list: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks, n,
-                         cs.cache_errors, cs.decode_errors);
+      err << fmt::format("list: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks,
+                         n, cs.cache_errors, cs.decode_errors);
       return 1;
     }
   }

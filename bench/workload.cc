@@ -75,7 +75,8 @@ Workload BuildWorkload(const Shape& shape, uint64_t seed) {
   std::shuffle(cpu_jobs.begin(), cpu_jobs.end(), rng);
   const int total_running = static_cast<int>(std::lround(0.7 * shape.jobs));
   const int gpu_capacity_jobs = static_cast<int>(gpu_nodes.size()) * 8 / shape.tasks_per_job;
-  const int gpu_running = std::min<int>(static_cast<int>(std::lround(0.7 * gpu_jobs.size())), gpu_capacity_jobs);
+  const int gpu_running =
+      std::min<int>(static_cast<int>(std::lround(0.7 * gpu_jobs.size())), gpu_capacity_jobs);
   const int cpu_running = std::min<int>(total_running - gpu_running, static_cast<int>(cpu_jobs.size()));
   std::vector<char> running(shape.jobs, 0);
   for (int i = 0; i < gpu_running; ++i) running[gpu_jobs[i]] = 1;
@@ -112,7 +113,8 @@ Workload BuildWorkload(const Shape& shape, uint64_t seed) {
       c.limits = c.requests;
       p->spec.containers.push_back(std::move(c));
       if (running[j]) {
-        int node = gpu ? gpu_nodes[next_gpu_node++ % gpu_nodes.size()] : static_cast<int>(next_cpu_node++ % shape.nodes);
+        int node = gpu ? gpu_nodes[next_gpu_node++ % gpu_nodes.size()]
+                       : static_cast<int>(next_cpu_node++ % shape.nodes);
         p->spec.node_name = w.nodes[node]->metadata.name;
         p->status.phase = "Running";
       } else {
@@ -151,7 +153,8 @@ std::string PodJson(const k8s::Pod& pod) {
   }
   const std::string& name = pod.metadata.name;
   std::string node = pod.spec.node_name.empty() ? "" : ",\"nodeName\":\"" + pod.spec.node_name + "\"";
-  return std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"scheduling.k8s.io/group-name":")") +
+  return std::string(
+             R"({"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"scheduling.k8s.io/group-name":")") +
          pod.metadata.annotations.at("scheduling.k8s.io/group-name") +
          R"("},"creationTimestamp":"2023-03-09T08:23:11Z","labels":{"app":"train","pod-template-hash":"7fb78fb6d8"},"managedFields":[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:scheduling.k8s.io/group-name":{}},"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{".":{},"f:limits":{},"f:requests":{}},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}},"manager":"kube-controller-manager","operation":"Update","time":"2023-03-09T08:23:11Z"}],"name":")" +
          name + R"(","namespace":")" + pod.metadata.namespace_ + R"(","resourceVersion":"744176","uid":")" +

@@ -28,7 +28,8 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
   return *s.info;
 }
 
-SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) {
+SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string& name,
+                                                               std::shared_ptr<NodeInfo> info) {
   auto entry = nodes.try_emplace(name).first;
   NodeSlot& s = entry->second;
   s.info = std::move(info);

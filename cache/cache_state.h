@@ -126,7 +126,8 @@ struct SchedulerCache::Impl {
   std::map<std::string, int32_t, std::less<>> priority_classes GUARDED_BY(mu);
   std::string global_default_class GUARDED_BY(mu);  // "" when no PriorityClass is the global default
   int32_t default_priority GUARDED_BY(mu) = 0;      // value of global_default_class, else 0
-  std::map<std::string, std::map<std::string, QuotaEntry>, std::less<>> quotas GUARDED_BY(mu);  // ns → name → entry
+  std::map<std::string, std::map<std::string, QuotaEntry>, std::less<>> quotas
+      GUARDED_BY(mu);  // ns → name → entry
 
   // ---- tasks ----
   // Invariant: a key is in task_index iff its task is held by exactly one of: its job's
@@ -188,10 +189,10 @@ struct SchedulerCache::Impl {
   // Puts the cache's current version of node `name` into the snapshot (or removes it).
   // Returns true when the snapshot's node membership changed. `slot`: the cache's slot for
   // `name`, null when the cache no longer has the node.
-  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount, Retired* retired)
-      REQUIRES(mu);
-  bool RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total, bool* recount,
+  bool RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount,
                    Retired* retired) REQUIRES(mu);
+  bool RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total,
+                   bool* recount, Retired* retired) REQUIRES(mu);
   // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
   void RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) REQUIRES(mu);
   void RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot, Retired* retired) REQUIRES(mu);
@@ -207,6 +208,5 @@ struct SchedulerCache::Impl {
   // Hands versions a snapshot let go of to the reclaimer (frees them off the session's path).
   void Retire(Retired retired) const EXCLUDES(mu);
 };
-
 
 }  // namespace volcache

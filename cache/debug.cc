@@ -1,8 +1,7 @@
 // Dump (SPEC §8), the invariant checker and the comparer against the cluster source.
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "api/resource_list.h"
@@ -121,8 +120,10 @@ std::string SchedulerCache::Dump() const {
 
 std::string DumpClusterInfo(const ClusterInfo& snap) {
   Json j;
-  j["nodes"] = SortedArray(snap.nodes(), [](const std::shared_ptr<const NodeInfo>& n) { return NodeJson(*n); });
-  j["jobs"] = SortedArray(snap.jobs(), [](const std::shared_ptr<const JobInfo>& job) { return JobJson(*job); });
+  j["nodes"] =
+      SortedArray(snap.nodes(), [](const std::shared_ptr<const NodeInfo>& n) { return NodeJson(*n); });
+  j["jobs"] =
+      SortedArray(snap.jobs(), [](const std::shared_ptr<const JobInfo>& job) { return JobJson(*job); });
   j["queues"] = SortedArray(snap.queues, [](const QueueInfo& q) { return QueueJson(q); });
   j["nodeList"] = snap.node_list();
   return j.dump();
@@ -152,7 +153,8 @@ Status SchedulerCache::CheckInvariants() const {
     Resource used, releasing, pipelined, requested;
     for (const auto& [key_view, t] : n.tasks()) {
       const std::string& key = t.key();
-      if (key_view != key) v.push_back("node " + name + " holds task " + key + " under key " + std::string(key_view));
+      if (key_view != key)
+        v.push_back("node " + name + " holds task " + key + " under key " + std::string(key_view));
       if (t.node_name != name) v.push_back("task " + key + " on node " + name + " names node " + t.node_name);
       if (IsTerminatedStatus(t.status)) v.push_back("terminated task " + key + " still on node " + name);
       if (t.status == TaskStatus::kPipelined) {
@@ -174,7 +176,8 @@ Status SchedulerCache::CheckInvariants() const {
     }
     if (n.is_placeholder()) {
       if (n.tasks().empty()) v.push_back("placeholder node " + name + " holds no task");
-      if (!n.used().IsEmpty() || !n.idle().IsEmpty() || !n.releasing().IsEmpty() || !n.pipelined().IsEmpty()) {
+      if (!n.used().IsEmpty() || !n.idle().IsEmpty() || !n.releasing().IsEmpty() ||
+          !n.pipelined().IsEmpty()) {
         v.push_back("placeholder node " + name + " accounts resources");
       }
       if (m.tree.Contains(name)) v.push_back("placeholder node " + name + " is in the node list");
@@ -203,7 +206,8 @@ Status SchedulerCache::CheckInvariants() const {
     if (t.node_name.empty() || IsTerminatedStatus(t.status)) return;
     auto n = m.nodes.find(t.node_name);
     if (n == m.nodes.end() || n->second.info->FindTask(t.key()) == nullptr) {
-      v.push_back("task " + t.key() + " of " + where + " names node " + t.node_name + " which does not hold it");
+      v.push_back("task " + t.key() + " of " + where + " names node " + t.node_name +
+                  " which does not hold it");
     }
   };
   for (const auto& [id, slot] : m.jobs) {
@@ -211,7 +215,8 @@ Status SchedulerCache::CheckInvariants() const {
     Resource allocated, total;
     for (const auto& [uid, t] : job.tasks()) {
       if (t.job() != id) v.push_back("task " + t.key() + " in job " + id + " names job " + t.job());
-      if (uid != t.uid()) v.push_back("job " + id + " holds task " + t.key() + " under uid " + std::string(uid));
+      if (uid != t.uid())
+        v.push_back("job " + id + " holds task " + t.key() + " under uid " + std::string(uid));
       total.Add(t.resreq);
       if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq);
       check_task("job " + id, t);
@@ -258,8 +263,9 @@ std::string SchedulerCache::Compare() const {
       out.push_back("missing node " + name);
       continue;
     }
-    auto alloc = ResourceFromList(node->status.allocatable.empty() ? node->status.capacity : node->status.allocatable,
-                                  "status.allocatable");
+    auto alloc =
+        ResourceFromList(node->status.allocatable.empty() ? node->status.capacity : node->status.allocatable,
+                         "status.allocatable");
     if (alloc.ok() && !alloc->Equal(it->second.info->allocatable(), DimensionDefault::kZero)) {
       out.push_back("node " + name + " allocatable is {" + it->second.info->allocatable().ToString() +
                     "} in the cache, {" + alloc->ToString() + "} in the cluster");
@@ -280,8 +286,8 @@ std::string SchedulerCache::Compare() const {
     }
     if (m.assumed.count(key)) continue;  // a bind in flight legitimately differs
     if (t->node_name != pod->spec.node_name) {
-      out.push_back("pod " + key + " is on node '" + t->node_name + "' in the cache, '" + pod->spec.node_name +
-                    "' in the cluster");
+      out.push_back("pod " + key + " is on node '" + t->node_name + "' in the cache, '" +
+                    pod->spec.node_name + "' in the cluster");
     }
     TaskStatus want = TaskStatusFromPod(*pod);
     if (t->status != want && t->status != TaskStatus::kReleasing) {

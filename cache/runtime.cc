@@ -20,7 +20,8 @@ namespace volcache {
 namespace {
 
 k8s::TimeMs WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -44,7 +45,8 @@ k8s::ResourceList ToResourceList(const Resource& r) {
 bool SetCondition(std::vector<k8s::PodGroupCondition>& conds, k8s::PodGroupCondition c) {
   for (auto& existing : conds) {
     if (existing.type != c.type) continue;
-    if (existing.status == c.status && existing.reason == c.reason && existing.message == c.message) return false;
+    if (existing.status == c.status && existing.reason == c.reason && existing.message == c.message)
+      return false;
     existing = std::move(c);
     return true;
   }
@@ -103,8 +105,8 @@ struct CacheRuntime::Impl {
   };
   std::map<std::string, PendingWrite> pending_writes;
   uint64_t next_write_seq = 0;
-  std::map<std::string, Resource> written_queue_alloc;   // last written queue allocated
-  std::map<std::string, std::string> left_out_logged;    // job -> why it is left out, as last logged
+  std::map<std::string, Resource> written_queue_alloc;  // last written queue allocated
+  std::map<std::string, std::string> left_out_logged;   // job -> why it is left out, as last logged
   std::vector<std::shared_ptr<BindContextHandler>> handlers;
   RuntimeCounters counters;
   std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
@@ -114,14 +116,16 @@ struct CacheRuntime::Impl {
   bool lists_applied = false;
   uint64_t expiry_timer = 0;
 
-  void Record(const EventRef& ref, const std::string& type, const std::string& reason, const std::string& msg) {
+  void Record(const EventRef& ref, const std::string& type, const std::string& reason,
+              const std::string& msg) {
     if (recorder) recorder->Event(ref, type, reason, msg);
   }
 
   void EnqueueWrite(const std::string& key, StatusWrite w) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto [it, inserted] = pending_writes.insert_or_assign(key, PendingWrite{++next_write_seq, std::move(w)});
+      auto [it, inserted] =
+          pending_writes.insert_or_assign(key, PendingWrite{++next_write_seq, std::move(w)});
       if (!inserted) return;  // coalesced: the pending write of this object now sends the newest
     }
     QueueWithToken(key);
@@ -276,14 +280,16 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
   if (!options.inline_execution && std::dynamic_pointer_cast<RealClock>(clock) != nullptr) {
     m.bind_clock = std::make_shared<RealClock>();
   }
-  m.flow = std::make_unique<BindFlow>(options.bind_flow, m.bind_clock, binder, &pre_binders_, m.outcomes.get(),
-                                      m.dispatch.get());
+  m.flow = std::make_unique<BindFlow>(options.bind_flow, m.bind_clock, binder, &pre_binders_,
+                                      m.outcomes.get(), m.dispatch.get());
   std::vector<std::unique_ptr<RateLimiter>> limiters;
-  limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
+  limiters.push_back(
+      std::make_unique<ItemExponentialFailureRateLimiter>(kDefaultRetryBaseDelay, kDefaultRetryMaxDelay));
   auto bucket = std::make_unique<BucketRateLimiter>(options.status_qps, options.status_burst, clock);
   m.status_bucket = bucket.get();
   limiters.push_back(std::move(bucket));
-  m.status_queue = std::make_unique<WorkQueue>("status", clock, std::make_unique<MaxOfRateLimiter>(std::move(limiters)));
+  m.status_queue =
+      std::make_unique<WorkQueue>("status", clock, std::make_unique<MaxOfRateLimiter>(std::move(limiters)));
 
   SchedulerCache* cache = cache_.get();
   auto always = [](const std::string&, const Status&) { return true; };
@@ -483,8 +489,9 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
       }
       auto job = t.job();
       auto slash = job.find('/');
-      impl_->Record({"PodGroup", t.namespace_(), slash == std::string::npos ? job : job.substr(slash + 1), ""},
-                    "Normal", "Evict", shared->reason);
+      impl_->Record(
+          {"PodGroup", t.namespace_(), slash == std::string::npos ? job : job.substr(slash + 1), ""},
+          "Normal", "Evict", shared->reason);
     });
   }
   return Status::Ok();
@@ -531,7 +538,8 @@ void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
 }
 
 void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
-  EventRef ref{"PodGroup", job.namespace_(), job.name(), job.pod_group() ? job.pod_group()->metadata.uid : ""};
+  EventRef ref{"PodGroup", job.namespace_(), job.name(),
+               job.pod_group() ? job.pod_group()->metadata.uid : ""};
   if (job.IsReady()) {
     impl_->Record(ref, "Normal", "Scheduled", "pod group is ready");
     return;
@@ -539,8 +547,8 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
   const std::string fit_error = job.FitError();
   // Volcano's text; the recorder makes the repeats of one session after another a count.
   impl_->Record(ref, "Warning", "Unschedulable",
-                fmt::format("{}/{} tasks in gang unschedulable: {}", job.CountWithStatus(TaskStatus::kPending),
-                            job.tasks().size(), fit_error));
+                fmt::format("{}/{} tasks in gang unschedulable: {}",
+                            job.CountWithStatus(TaskStatus::kPending), job.tasks().size(), fit_error));
   // Volcano's taskUnschedulable: every task still Pending (or Allocated, not bound) gets
   // PodScheduled=False/Unschedulable with the fit error — written, with a FailedScheduling
   // event on the pod, only when the pod's own condition says something else (not every
@@ -553,7 +561,8 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
       auto cur = std::find_if(pod.status.conditions.begin(), pod.status.conditions.end(),
                               [](const k8s::PodCondition& c) { return c.type == "PodScheduled"; });
       if (cur != pod.status.conditions.end()) {
-        if (cur->status == cond.status && cur->reason == cond.reason && cur->message == cond.message) continue;
+        if (cur->status == cond.status && cur->reason == cond.reason && cur->message == cond.message)
+          continue;
         if (cur->status == cond.status && cur->last_transition_time != 0) {
           cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
         }
@@ -569,12 +578,14 @@ void CacheRuntime::RecordLeftOutJobEvents() {
   std::vector<std::string> to_log;
   const auto jobs = cache_->JobsLeftOutOfSnapshots();  // copied out: no cache lock held below
   for (const auto& job : jobs) {
-    const std::string msg = job.has_pod_group ? fmt::format("queue {} of pod group {} not found", job.queue, job.job)
-                                              : fmt::format("pod group {} not found", job.job);
+    const std::string msg = job.has_pod_group
+                                ? fmt::format("queue {} of pod group {} not found", job.queue, job.job)
+                                : fmt::format("pod group {} not found", job.job);
     now_left_out[job.job] = msg;
     if (!impl_->recorder) continue;
     for (const auto& meta : job.pending) {
-      impl_->Record({"Pod", meta->namespace_(), meta->name(), meta->uid()}, "Warning", "FailedScheduling", msg);
+      impl_->Record({"Pod", meta->namespace_(), meta->name(), meta->uid()}, "Warning", "FailedScheduling",
+                    msg);
     }
   }
   {
@@ -582,7 +593,8 @@ void CacheRuntime::RecordLeftOutJobEvents() {
     std::lock_guard<std::mutex> lock(impl_->mu);
     for (const auto& [job, msg] : now_left_out) {
       auto [it, inserted] = impl_->left_out_logged.try_emplace(job, msg);
-      if (inserted || it->second != msg) to_log.push_back(fmt::format("job {} is not scheduled: {}", job, msg));
+      if (inserted || it->second != msg)
+        to_log.push_back(fmt::format("job {} is not scheduled: {}", job, msg));
       it->second = msg;
     }
     std::erase_if(impl_->left_out_logged, [&](const auto& e) { return !now_left_out.count(e.first); });
@@ -608,7 +620,8 @@ void CacheRuntime::SetBindObserver(std::function<void(size_t, Duration)> observe
 }
 
 void CacheRuntime::SetNodeSyncObserver(std::function<void(Duration, bool)> observer) {
-  auto shared = observer ? std::make_shared<const std::function<void(Duration, bool)>>(std::move(observer)) : nullptr;
+  auto shared =
+      observer ? std::make_shared<const std::function<void(Duration, bool)>>(std::move(observer)) : nullptr;
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->node_sync_observer = std::move(shared);
 }

@@ -39,13 +39,13 @@ namespace volcache {
 
 struct RuntimeOptions {
   SchedulerCacheOptions cache;
-  int node_worker_threads = 20;       // --node-worker-threads
+  int node_worker_threads = 20;  // --node-worker-threads
   int resync_worker_threads = 1;
   int status_worker_threads = 2;
-  int dispatch_threads = 4;           // binds and evictions in flight run here
-  BindFlowOptions bind_flow;          // channel capacity, BATCH_BIND_NUM, tick, max concurrent binds
+  int dispatch_threads = 4;   // binds and evictions in flight run here
+  BindFlowOptions bind_flow;  // channel capacity, BATCH_BIND_NUM, tick, max concurrent binds
   Duration expiry_period = std::chrono::seconds(1);
-  double status_qps = 50;             // status writes' own token bucket (every write, first ones too)
+  double status_qps = 50;  // status writes' own token bucket (every write, first ones too)
   int status_burst = 100;
   // Tests and replay: run everything inline on the caller (FakeClock ticks drive it).
   bool inline_execution = false;
@@ -63,8 +63,8 @@ struct RuntimeCounters {
 
 class CacheRuntime final {
  public:
-  CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source, Binder* binder,
-               Evictor* evictor, StatusUpdater* status, EventRecorder* recorder);
+  CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source,
+               Binder* binder, Evictor* evictor, StatusUpdater* status, EventRecorder* recorder);
   ~CacheRuntime();  // Stop()
   CacheRuntime(const CacheRuntime&) = delete;
   CacheRuntime& operator=(const CacheRuntime&) = delete;

@@ -1,9 +1,5 @@
 #include "cache/scheduler_cache.h"
 
-#include "cache/reclaimer.h"
-
-#include "cache/cache_state.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,15 +8,18 @@
 
 #include "api/check.h"
 #include "api/resource_list.h"
+#include "cache/cache_state.h"
+#include "cache/reclaimer.h"
 #include "workers/rate_limiter.h"
 #include "workers/work_queue.h"
 
 namespace volcache {
 
-
 // ================================================== calls that leave the cache (never under mu)
 
-Result<k8s::NodePtr> SchedulerCache::Impl::SourceNode(const std::string& name) const { return source->GetNode(name); }
+Result<k8s::NodePtr> SchedulerCache::Impl::SourceNode(const std::string& name) const {
+  return source->GetNode(name);
+}
 
 Result<k8s::PodPtr> SchedulerCache::Impl::SourcePod(const std::string& ns, const std::string& name) const {
   return source->GetPod(ns, name);
@@ -113,7 +112,8 @@ Status SchedulerCache::AddPodGroup(std::shared_ptr<const k8s::PodGroup> pg) {
   return Count(impl_->counters, impl_->SetPodGroupLocked(pg));
 }
 
-Status SchedulerCache::UpdatePodGroup(std::shared_ptr<const k8s::PodGroup>, std::shared_ptr<const k8s::PodGroup> new_pg) {
+Status SchedulerCache::UpdatePodGroup(std::shared_ptr<const k8s::PodGroup>,
+                                      std::shared_ptr<const k8s::PodGroup> new_pg) {
   MutexLock lock(&impl_->mu);
   const JobId id = PodKey(new_pg->metadata.namespace_, new_pg->metadata.name);
   if (auto it = impl_->jobs.find(id); it != impl_->jobs.end()) {
@@ -147,7 +147,8 @@ Status SchedulerCache::AddQueue(std::shared_ptr<const k8s::Queue> queue) {
   return Count(impl_->counters, Status::Ok());
 }
 
-Status SchedulerCache::UpdateQueue(std::shared_ptr<const k8s::Queue>, std::shared_ptr<const k8s::Queue> new_queue) {
+Status SchedulerCache::UpdateQueue(std::shared_ptr<const k8s::Queue>,
+                                   std::shared_ptr<const k8s::Queue> new_queue) {
   return AddQueue(std::move(new_queue));
 }
 
@@ -201,7 +202,8 @@ Status SchedulerCache::UpdatePriorityClass(const k8s::PriorityClass&, const k8s:
 Status SchedulerCache::DeletePriorityClass(const k8s::PriorityClass& pc) {
   MutexLock lock(&impl_->mu);
   if (impl_->priority_classes.erase(pc.metadata.name) == 0) {
-    return Count(impl_->counters, Status::NotFound("PriorityClass " + pc.metadata.name + ": not in the cache"));
+    return Count(impl_->counters,
+                 Status::NotFound("PriorityClass " + pc.metadata.name + ": not in the cache"));
   }
   if (impl_->global_default_class == pc.metadata.name) impl_->global_default_class.clear();
   impl_->RecomputeDefaultPriority();
@@ -218,7 +220,8 @@ Status SchedulerCache::AddResourceQuota(const k8s::ResourceQuota& quota) {
   MutexLock lock(&impl_->mu);
   if (!hard.ok()) return Count(impl_->counters, hard.status().WithPrefix(what));
   if (!used.ok()) return Count(impl_->counters, used.status().WithPrefix(what));
-  impl_->quotas[quota.metadata.namespace_][quota.metadata.name] = QuotaEntry{std::move(*hard), std::move(*used)};
+  impl_->quotas[quota.metadata.namespace_][quota.metadata.name] =
+      QuotaEntry{std::move(*hard), std::move(*used)};
   return Count(impl_->counters, Status::Ok());
 }
 
@@ -267,8 +270,8 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
           if (type == EventType::kDelete) return DeleteResourceQuota(o);
           return AddResourceQuota(o);
         } else {
-          return Status::InvalidArgument(k8s::DescribeObject(obj) + ": kind " + o.kind + " (" + o.api_version +
-                                         ") is not an object volcache caches");
+          return Status::InvalidArgument(k8s::DescribeObject(obj) + ": kind " + o.kind + " (" +
+                                         o.api_version + ") is not an object volcache caches");
         }
       },
       obj);
@@ -286,11 +289,12 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
   }
   if (cached->job().empty()) return Status::FailedPrecondition("bind " + key + ": task belongs to no job");
   if (cached->status != TaskStatus::kPending) {
-    return Status::FailedPrecondition("bind " + key + ": task is " + std::string(TaskStatusName(cached->status)) +
-                                      ", not Pending");
+    return Status::FailedPrecondition("bind " + key + ": task is " +
+                                      std::string(TaskStatusName(cached->status)) + ", not Pending");
   }
   auto n = m.nodes.find(node_name);
-  if (n == m.nodes.end()) return Status::NotFound("bind " + key + ": node " + node_name + " not in the cache");
+  if (n == m.nodes.end())
+    return Status::NotFound("bind " + key + ": node " + node_name + " not in the cache");
   if (n->second.info->is_placeholder()) {
     return Status::FailedPrecondition("bind " + key + ": node " + node_name + " has no Node object yet");
   }
@@ -312,7 +316,8 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
 Status SchedulerCache::FinishBinding(const std::string& key) {
   MutexLock lock(&impl_->mu);
   auto a = impl_->assumed.find(key);
-  if (a == impl_->assumed.end()) return Status::FailedPrecondition("finish binding " + key + ": task is not assumed");
+  if (a == impl_->assumed.end())
+    return Status::FailedPrecondition("finish binding " + key + ": task is not assumed");
   if (a->second.binding_finished) {
     return Status::FailedPrecondition("finish binding " + key + ": binding already finished");
   }
@@ -321,13 +326,13 @@ Status SchedulerCache::FinishBinding(const std::string& key) {
   return Status::Ok();
 }
 
-
 Status SchedulerCache::ForgetTask(const std::string& key, const std::string& node) {
   MutexLock lock(&impl_->mu);
   auto a = impl_->assumed.find(key);
   if (a == impl_->assumed.end()) return Status::FailedPrecondition("forget " + key + ": task is not assumed");
   if (a->second.node != node) {
-    return Status::FailedPrecondition("forget " + key + ": task is assumed on node " + a->second.node + ", not " + node);
+    return Status::FailedPrecondition("forget " + key + ": task is assumed on node " + a->second.node +
+                                      ", not " + node);
   }
   AssumedEntry entry = a->second;
   impl_->UnassumeLocked(key, entry);
@@ -380,13 +385,16 @@ Status SchedulerCache::Evict(const std::string& key, const std::string& reason) 
     return Status::FailedPrecondition("evict " + key + ": job " + cached->job() + " has no PodGroup");
   }
   if (m.assumed.count(key)) return Status::FailedPrecondition("evict " + key + ": a bind is in flight");
-  if (cached->status == TaskStatus::kReleasing) return Status::FailedPrecondition("evict " + key + ": already Releasing");
+  if (cached->status == TaskStatus::kReleasing)
+    return Status::FailedPrecondition("evict " + key + ": already Releasing");
   if (cached->node_name.empty() || !IsAllocatedStatus(cached->status)) {
-    return Status::FailedPrecondition("evict " + key + ": task is " + std::string(TaskStatusName(cached->status)) +
+    return Status::FailedPrecondition("evict " + key + ": task is " +
+                                      std::string(TaskStatusName(cached->status)) +
                                       ", not running on a node");
   }
   auto n = m.nodes.find(cached->node_name);
-  if (n == m.nodes.end()) return Status::NotFound("evict " + key + ": node " + cached->node_name + " not in the cache");
+  if (n == m.nodes.end())
+    return Status::NotFound("evict " + key + ": node " + cached->node_name + " not in the cache");
   TaskInfo releasing = *cached;
   releasing.status = TaskStatus::kReleasing;
   {
@@ -426,7 +434,8 @@ Status SchedulerCache::ResyncTask(const std::string& key) {
 
 Status SchedulerCache::CleanupJob(const std::string& key) {
   auto pos = key.rfind('/');
-  if (pos == std::string::npos) return Status::InvalidArgument("deleted job key " + key + " has no PodGroup UID part");
+  if (pos == std::string::npos)
+    return Status::InvalidArgument("deleted job key " + key + " has no PodGroup UID part");
   const JobId id = key.substr(0, pos);
   const std::string pg_uid = key.substr(pos + 1);
   MutexLock lock(&impl_->mu);

@@ -103,11 +103,13 @@ class SchedulerCache {
 
   Status AddPodGroup(std::shared_ptr<const k8s::PodGroup> pg);
   // No-op when the resourceVersion is unchanged.
-  Status UpdatePodGroup(std::shared_ptr<const k8s::PodGroup> old_pg, std::shared_ptr<const k8s::PodGroup> new_pg);
+  Status UpdatePodGroup(std::shared_ptr<const k8s::PodGroup> old_pg,
+                        std::shared_ptr<const k8s::PodGroup> new_pg);
   Status DeletePodGroup(const k8s::PodGroup& pg);
 
   Status AddQueue(std::shared_ptr<const k8s::Queue> queue);
-  Status UpdateQueue(std::shared_ptr<const k8s::Queue> old_queue, std::shared_ptr<const k8s::Queue> new_queue);
+  Status UpdateQueue(std::shared_ptr<const k8s::Queue> old_queue,
+                     std::shared_ptr<const k8s::Queue> new_queue);
   Status DeleteQueue(const k8s::Queue& queue);
   // Inserts volcache's own `root` and default queues when the cluster has not (yet)
   // delivered them; a later Queue event replaces them.

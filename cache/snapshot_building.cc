@@ -23,7 +23,9 @@ void Publish(S& slot) {
 
 }  // namespace
 
-bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const { return job.pod_group() && queues.count(job.queue()) > 0; }
+bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const {
+  return job.pod_group() && queues.count(job.queue()) > 0;
+}
 
 void SchedulerCache::Impl::FillStatic(ClusterInfo* snap) const {
   snap->queues = queues;
@@ -96,21 +98,23 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
 // explicit zero scalars (e.g. "nvidia.com/gpu 0") that a fresh sum does not have, and
 // Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
 // the snapshot's nodes instead (rare: only on allocatable changes and node removals).
-bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total, bool* recount, Retired* retired) {
+bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total,
+                                       bool* recount, Retired* retired) {
   auto it = nodes.find(name);
   return RefreshNode(snap, name, it == nodes.end() ? nullptr : &it->second, total, recount, retired);
 }
 
 // `slot`: the cache's slot for `name`, null when the cache no longer has the node.
-bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total, bool* recount,
-                 Retired* retired) {
+bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot,
+                                       Resource* total, bool* recount, Retired* retired) {
   using B = ClusterInfo::Builder;
   auto& nmap = B::nodes(*snap);
   auto old = nmap.find(name);
   bool had = old != nmap.end();
   bool include = slot != nullptr && slot->info->Ready();
   if (had) {
-    if (!include || (old->second != slot->info && !(old->second->allocatable() == slot->info->allocatable()))) {
+    if (!include ||
+        (old->second != slot->info && !(old->second->allocatable() == slot->info->allocatable()))) {
       *recount = true;
     }
   } else if (include) {
@@ -148,7 +152,8 @@ void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Retire
 }
 
 // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
-void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot, Retired* retired) {
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot,
+                                      Retired* retired) {
   auto& jmap = ClusterInfo::Builder::jobs(*snap);
   auto cur = jmap.find(id);
   if (slot != nullptr && IncludeJob(*slot->info)) {

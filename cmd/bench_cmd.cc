@@ -1,6 +1,5 @@
 // `volcache bench WHAT`: the BENCHMARKS.md measurements (bench/runner.h).
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <memory>
 
@@ -17,11 +16,14 @@ CommandRunner AddBench(CLI::App& sub) {
   sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
   sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
   sub.add_option("--churn", opts->churn, "share of tasks and nodes changed between incremental snapshots");
-  sub.add_option("--mode", opts->mode, "bind: only add_bind_task | pipeline_instant | rest_loopback; watch: events | list (default: all)");
+  sub.add_option(
+      "--mode", opts->mode,
+      "bind: only add_bind_task | pipeline_instant | rest_loopback; watch: events | list (default: all)");
   sub.add_option("--bind-concurrency", opts->bind_concurrency,
                  "bind, rest_loopback: REST binds in flight (0 = the binder's default)");
   sub.add_option("--pods", opts->pods, "watch: pods listed / pod watch events (default 100000)");
-  sub.add_option("--decoder", opts->decoder, "watch: fast (serve's path) | dom (the DOM decoder only, the baseline)");
+  sub.add_option("--decoder", opts->decoder,
+                 "watch: fast (serve's path) | dom (the DOM decoder only, the baseline)");
   auto json_flag = std::make_shared<bool>(true);
   sub.add_flag("--json", *json_flag, "JSON lines output (the only format)");
   return [opts, json_flag] { return bench::RunBench(*opts, std::cout, std::cerr); };

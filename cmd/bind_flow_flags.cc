@@ -5,7 +5,8 @@
 namespace volcache::cmd {
 
 void AddBindFlowFlags(CLI::App& sub, BindFlowFlags* f, bool with_channel_capacity) {
-  sub.add_option("--batch-bind-num", f->batch_bind_num, "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
+  sub.add_option("--batch-bind-num", f->batch_bind_num,
+                 "tasks per Binder::Bind call (default: $BATCH_BIND_NUM, else 1)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--max-concurrent-binds", f->max_concurrent_binds, "binds in flight at once (default 256)")
       ->check(CLI::PositiveNumber);

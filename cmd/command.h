@@ -33,6 +33,6 @@ std::vector<CommandSpec> RegisteredCommands();
 
 #define VOLCACHE_CMD_CONCAT2(a, b) a##b
 #define VOLCACHE_CMD_CONCAT(a, b) VOLCACHE_CMD_CONCAT2(a, b)
-#define VOLCACHE_COMMAND(name, description, factory)                               \
+#define VOLCACHE_COMMAND(name, description, factory)                              \
   static const bool VOLCACHE_CMD_CONCAT(volcache_command_registered_, __LINE__) = \
       ::volcache::cmd::RegisterCommand({name, description, factory})

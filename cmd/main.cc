@@ -1,15 +1,15 @@
 // volcache: the command-line entry point. Every subcommand lives in cmd/<name>_cmd.cc and
 // registers itself (cmd/command.h): replay, bench, and whatever else is linked in.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
 #include <iostream>
-#include <string>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "cmd/command.h"
 
@@ -30,7 +30,8 @@ bool RegisterCommand(CommandSpec spec) {
 
 std::vector<CommandSpec> RegisteredCommands() {
   std::vector<CommandSpec> out = Registry();
-  std::sort(out.begin(), out.end(), [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
   return out;
 }
 
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("volcache"));
-  spdlog::set_level(verbosity >= 4 ? spdlog::level::debug
+  spdlog::set_level(verbosity >= 4   ? spdlog::level::debug
                     : verbosity >= 2 ? spdlog::level::info
                                      : spdlog::level::warn);
   for (const auto& [sub, run] : runners) {

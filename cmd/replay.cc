@@ -1,10 +1,9 @@
 #include "cmd/replay.h"
 
-#include <nlohmann/json.hpp>
-
 #include <deque>
 #include <istream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "api/k8s/decode.h"
@@ -31,8 +30,8 @@ struct FormError {
 const nlohmann::json& Field(const nlohmann::json& j, const char* name, nlohmann::json::value_t type) {
   auto it = j.find(name);
   if (it == j.end()) throw FormError{std::string("missing \"") + name + "\""};
-  bool ok = it->type() == type ||
-            (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
+  bool ok =
+      it->type() == type || (type == nlohmann::json::value_t::number_integer && it->is_number_unsigned());
   if (!ok) throw FormError{std::string("\"") + name + "\" has the wrong type"};
   return *it;
 }
@@ -46,7 +45,9 @@ std::string StringField(const nlohmann::json& j, const char* name) {
 class ScriptedBinder final : public Binder {
  public:
   explicit ScriptedBinder(std::ostream& err) : err_(err) {}
-  void Script(const std::string& task, bool ok, std::string why) { scripted_[task].emplace_back(ok, std::move(why)); }
+  void Script(const std::string& task, bool ok, std::string why) {
+    scripted_[task].emplace_back(ok, std::move(why));
+  }
   std::vector<Status> Bind(const std::vector<BindContext*>& batch) override {
     std::vector<Status> out;
     out.reserve(batch.size());
@@ -91,7 +92,9 @@ class CountingSinks final : public Evictor, public StatusUpdater, public EventRe
     ++status_writes;
     return Status::Ok();
   }
-  void Event(const EventRef&, const std::string&, const std::string&, const std::string&) override { ++events; }
+  void Event(const EventRef&, const std::string&, const std::string&, const std::string&) override {
+    ++events;
+  }
   int64_t status_writes = 0;
   int64_t events = 0;
 };

@@ -1,6 +1,5 @@
 // `volcache replay FILE`: a JSON Lines script of watch events and operations (cmd/replay.h).
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -23,9 +22,12 @@ struct ReplayFlags {
 CommandRunner AddReplay(CLI::App& sub) {
   auto f = std::make_shared<ReplayFlags>();
   sub.add_option("FILE", f->file, "script to replay ('-' for stdin)")->required();
-  sub.add_option("--scheduler-name", f->options.scheduler_name, "pods of other schedulers count only when bound");
-  sub.add_option("--assumed-ttl-ms", f->options.assumed_ttl_ms, "assumed-task TTL after finish-binding (0 = never)");
-  sub.add_flag("--check-invariants", f->options.check_invariants, "check the accounting invariants after every line");
+  sub.add_option("--scheduler-name", f->options.scheduler_name,
+                 "pods of other schedulers count only when bound");
+  sub.add_option("--assumed-ttl-ms", f->options.assumed_ttl_ms,
+                 "assumed-task TTL after finish-binding (0 = never)");
+  sub.add_flag("--check-invariants", f->options.check_invariants,
+               "check the accounting invariants after every line");
   sub.add_flag("-q,--quiet", f->quiet, "no summary on stderr");
   AddBindFlowFlags(sub, &f->bind_flow, /*with_channel_capacity=*/true);
   return [f]() -> int {

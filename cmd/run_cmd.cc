@@ -1,10 +1,10 @@
 // `volcache run`: the daemon's main job on its embedded simulated cluster (sim/runner.h) —
 // a time-scaled slice of a real trace by default, a live progress line on stderr, the HTTP
 // admin surface while it runs, and a report at the end (text, or JSON with --report json).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -67,7 +67,8 @@ int Run(RunFlags& f) {
     return 2;
   }
   f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
-  f.run.scheduler.session.score = f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+  f.run.scheduler.session.score =
+      f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
   if (!f.quiet) {
     f.run.progress = &std::cerr;
     f.run.progress_tty = isatty(STDERR_FILENO) == 1;
@@ -79,7 +80,8 @@ int Run(RunFlags& f) {
   // After every session: its snapshot time to the metrics, and SIGINT/SIGTERM → stop.
   f.run.on_cycle = [&](const CycleStats& c) {
     if (cache_metrics) {
-      cache_metrics->ObserveSnapshot(std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(c.open_ms)));
+      cache_metrics->ObserveSnapshot(
+          std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(c.open_ms)));
     }
     if (g_stop.load() && self != nullptr) self->RequestStop();
   };
@@ -134,14 +136,17 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--workload", f->run.workload, "trace:philly | trace:alibaba | a manifest file (YAML/JSON)")
       ->capture_default_str();
   sub.add_option("--jobs", f->run.trace.max_jobs, "jobs of the trace to run")->capture_default_str();
-  sub.add_option("--skip", f->run.trace.skip, "jobs of the trace (in arrival order) to skip first")->capture_default_str();
+  sub.add_option("--skip", f->run.trace.skip, "jobs of the trace (in arrival order) to skip first")
+      ->capture_default_str();
   sub.add_option("--time-scale", f->run.trace.time_scale, "trace seconds per simulated second")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub.add_option("--arrival-scale", f->run.trace.arrival_scale, "arrivals compressed this much more than run times")
+  sub.add_option("--arrival-scale", f->run.trace.arrival_scale,
+                 "arrivals compressed this much more than run times")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub.add_option("--cluster-scale", f->run.trace.cluster_scale, "philly: share of each virtual cluster's nodes to simulate")
+  sub.add_option("--cluster-scale", f->run.trace.cluster_scale,
+                 "philly: share of each virtual cluster's nodes to simulate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--duration", f->duration, "simulated time to run (e.g. 30m); 0 = until every job finished")
@@ -149,14 +154,17 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--speed", f->run.speed, "simulated seconds per wall second (0 = as fast as possible)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  sub.add_option("--report", f->report, "text | json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  sub.add_option("--report", f->report, "text | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   sub.add_flag("-q,--quiet", f->quiet, "no progress line");
   sub.add_option("--seed", f->run.sim.seed, "fault-injection seed")->capture_default_str();
   sub.add_option("--bind-error-rate", f->run.sim.bind_error_rate, "share of binds the cluster fails")
       ->check(CLI::Range(0.0, 1.0));
   sub.add_option("--bind-conflict-rate", f->run.sim.bind_conflict_rate, "share of binds answered 409")
       ->check(CLI::Range(0.0, 1.0));
-  sub.add_option("--watch-drop-rate", f->run.sim.watch_drop_rate, "share of watch events lost until the next relist")
+  sub.add_option("--watch-drop-rate", f->run.sim.watch_drop_rate,
+                 "share of watch events lost until the next relist")
       ->check(CLI::Range(0.0, 1.0));
   sub.add_option("--watch-latency", f->watch_latency, "write → watch event delay")->capture_default_str();
   sub.add_option("--start-delay", f->start_delay, "bind → pod Running delay")->capture_default_str();
@@ -164,14 +172,16 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--score", f->score, "binpack | least-allocated")
       ->check(CLI::IsMember({"binpack", "least-allocated"}))
       ->capture_default_str();
-  sub.add_option("--scheduler-name", f->run.trace.scheduler_name, "pods' schedulerName")->capture_default_str();
+  sub.add_option("--scheduler-name", f->run.trace.scheduler_name, "pods' schedulerName")
+      ->capture_default_str();
   AddBindFlowFlags(sub, &f->bind_flow);
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   return [f]() -> int { return Run(*f); };
 }
 
-VOLCACHE_COMMAND("run", "run the cache and the reference scheduler on the embedded simulated cluster", AddRun);
+VOLCACHE_COMMAND("run", "run the cache and the reference scheduler on the embedded simulated cluster",
+                 AddRun);
 
 }  // namespace
 }  // namespace volcache::cmd

@@ -8,9 +8,9 @@
 // /readyz 503 "syncing" until the cache synced). Once synced: the reference scheduling
 // session at once and then every --schedule-period (--no-schedule for a cache only);
 // SIGUSR2 dumps the cache to the log.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -72,8 +72,10 @@ class ContactTracker {
   explicit ContactTracker(kube::Connector* connector) : connector_(connector) {}
   double SecondsSinceContact() {
     uint64_t progress = 0, errors = 0;
-    for (kube::ResourceKind kind : {kube::ResourceKind::kPods, kube::ResourceKind::kNodes, kube::ResourceKind::kPodGroups,
-                              kube::ResourceKind::kQueues, kube::ResourceKind::kPriorityClasses, kube::ResourceKind::kResourceQuotas}) {
+    for (kube::ResourceKind kind :
+         {kube::ResourceKind::kPods, kube::ResourceKind::kNodes, kube::ResourceKind::kPodGroups,
+          kube::ResourceKind::kQueues, kube::ResourceKind::kPriorityClasses,
+          kube::ResourceKind::kResourceQuotas}) {
       const kube::ReflectorStats st = connector_->reflector(kind).stats();
       progress += st.lists + st.list_pages + st.events + st.bookmarks;
       errors += st.stream_errors;
@@ -89,8 +91,8 @@ class ContactTracker {
  private:
   kube::Connector* connector_;
   std::mutex mu_;
-  uint64_t progress_ = 0;  // guarded by mu_
-  uint64_t errors_ = 0;    // guarded by mu_
+  uint64_t progress_ = 0;                                                                  // guarded by mu_
+  uint64_t errors_ = 0;                                                                    // guarded by mu_
   std::chrono::steady_clock::time_point last_contact_ = std::chrono::steady_clock::now();  // guarded by mu_
 };
 
@@ -150,28 +152,36 @@ CommandRunner AddServe(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
-  sub.add_option("--readyz-max-stale-seconds", f->readyz_max_stale_seconds,
-                 "/readyz answers 503 \"stale\" after this long without a successful watch or list (0: never)")
+  sub.add_option(
+         "--readyz-max-stale-seconds", f->readyz_max_stale_seconds,
+         "/readyz answers 503 \"stale\" after this long without a successful watch or list (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub.add_option("--shutdown-grace-seconds", f->shutdown_grace_seconds,
                  "on SIGTERM/SIGINT: binds in flight get this long to finish, then the process exits")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub.add_option("--kubeconfig", f->kubeconfig, "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)");
+  sub.add_option("--kubeconfig", f->kubeconfig,
+                 "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)");
   sub.add_option("--context", f->context, "kubeconfig context (default: current-context)");
-  sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")->check(CLI::PositiveNumber);
-  sub.add_option("--kube-api-burst", f->burst, "client-side burst towards the API server")->check(CLI::PositiveNumber);
-  sub.add_option("--kube-bind-concurrency", f->bind_concurrency,
-                 "pod bindings in flight at once towards the API server (each still counts against --kube-api-qps)")
+  sub.add_option("--kube-api-qps", f->qps, "client-side QPS limit towards the API server")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--kube-api-burst", f->burst, "client-side burst towards the API server")
+      ->check(CLI::PositiveNumber);
+  sub.add_option(
+         "--kube-bind-concurrency", f->bind_concurrency,
+         "pod bindings in flight at once towards the API server (each still counts against --kube-api-qps)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub.add_option("--scheduler-name", f->scheduler_name, "pods of other schedulers count only when bound");
   sub.add_option("--default-queue", f->default_queue, "queue of PodGroups that name none");
-  sub.add_option("--node-worker-threads", f->node_worker_threads, "node-sync workers")->check(CLI::PositiveNumber);
+  sub.add_option("--node-worker-threads", f->node_worker_threads, "node-sync workers")
+      ->check(CLI::PositiveNumber);
   AddBindFlowFlags(sub, &f->bind_flow);
-  sub.add_flag("--eviction-api", f->eviction_api, "evict through the Eviction API (PodDisruptionBudgets) instead of DELETE");
-  sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds, "give up when the initial lists take longer")
+  sub.add_flag("--eviction-api", f->eviction_api,
+               "evict through the Eviction API (PodDisruptionBudgets) instead of DELETE");
+  sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds,
+                 "give up when the initial lists take longer")
       ->check(CLI::PositiveNumber);
   return [f]() -> int {
     auto config = ResolveConfig(*f);
@@ -193,7 +203,8 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.connector.use_eviction_api = f->eviction_api;
     opts.connector.binder.max_in_flight = static_cast<size_t>(f->bind_concurrency);
     // Every binding in flight can keep its keep-alive connection between bindings.
-    opts.rest.max_idle_connections = std::max(opts.rest.max_idle_connections, opts.connector.binder.max_in_flight);
+    opts.rest.max_idle_connections =
+        std::max(opts.rest.max_idle_connections, opts.connector.binder.max_in_flight);
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
 
     auto period = sim::ParseDuration(f->schedule_period);
@@ -275,12 +286,15 @@ CommandRunner AddServe(CLI::App& sub) {
     // within the grace period after the signal.
     auto log_counts = [&runtime](const char* what) {
       const RuntimeCounters c = runtime.counters();
-      spdlog::info("volcache serve: {}; binds ok {} failed {} not attempted {}, evictions ok {} failed {}, status writes {}",
-                   what, c.binds_succeeded, c.binds_failed, c.binds_cancelled, c.evictions_ok, c.evictions_failed,
-                   c.status_writes);
+      spdlog::info(
+          "volcache serve: {}; binds ok {} failed {} not attempted {}, evictions ok {} failed {}, status "
+          "writes {}",
+          what, c.binds_succeeded, c.binds_failed, c.binds_cancelled, c.evictions_ok, c.evictions_failed,
+          c.status_writes);
     };
-    ShutdownWatchdog watchdog(std::chrono::milliseconds(static_cast<int64_t>(f->shutdown_grace_seconds * 1000)),
-                              [&] { log_counts("exiting"); });
+    ShutdownWatchdog watchdog(
+        std::chrono::milliseconds(static_cast<int64_t>(f->shutdown_grace_seconds * 1000)),
+        [&] { log_counts("exiting"); });
     // The runtime first: a session waiting in Bind on a full channel returns at once.
     (*daemon)->StopNow();
     if (scheduler) scheduler->Stop();

@@ -1,8 +1,8 @@
 #include "cmd/yaml_config.h"
 
-#include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <CLI/CLI.hpp>
 #include <sstream>
 
 namespace volcache::cmd {
@@ -26,13 +26,15 @@ class YamlConfig final : public CLI::Config {
     }
     std::vector<CLI::ConfigItem> items;
     if (root.IsNull()) return items;
-    if (!root.IsMap()) throw CLI::ConversionError("config", "the config file must be a YAML mapping of flag: value");
+    if (!root.IsMap())
+      throw CLI::ConversionError("config", "the config file must be a YAML mapping of flag: value");
     Walk(root, {}, items);
     return items;
   }
 
  private:
-  static void Walk(const YAML::Node& map, const std::vector<std::string>& parents, std::vector<CLI::ConfigItem>& out) {
+  static void Walk(const YAML::Node& map, const std::vector<std::string>& parents,
+                   std::vector<CLI::ConfigItem>& out) {
     for (const auto& kv : map) {
       const std::string key = kv.first.as<std::string>();
       const YAML::Node& v = kv.second;

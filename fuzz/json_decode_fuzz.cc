@@ -39,7 +39,8 @@ void SameAsReference(const char* what, const R& got, const R& want) {
   const std::string a = volcache::k8s::CanonicalDump(got);
   const std::string b = volcache::k8s::CanonicalDump(want);
   if (a == b) return;
-  std::fprintf(stderr, "%s differs from the reference decoder:\n  got:  %s\n  want: %s\n", what, a.c_str(), b.c_str());
+  std::fprintf(stderr, "%s differs from the reference decoder:\n  got:  %s\n  want: %s\n", what, a.c_str(),
+               b.c_str());
   std::abort();
 }
 

@@ -24,9 +24,9 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   std::abort();
 }
 
-#define FUZZ_CHECK(cond)                 \
-  do {                                   \
-    if (!(cond)) Fail(#cond, text);      \
+#define FUZZ_CHECK(cond)            \
+  do {                              \
+    if (!(cond)) Fail(#cond, text); \
   } while (0)
 
 bool Saturated(int64_t v) { return v == kMax || v == kMin; }

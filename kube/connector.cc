@@ -10,8 +10,9 @@ namespace volcache::kube {
 
 namespace {
 
-constexpr ResourceKind kAllKinds[] = {ResourceKind::kPods,   ResourceKind::kNodes,           ResourceKind::kPodGroups,
-                                      ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas};
+constexpr ResourceKind kAllKinds[] = {
+    ResourceKind::kPods,   ResourceKind::kNodes,           ResourceKind::kPodGroups,
+    ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas};
 
 template <typename T>
 std::shared_ptr<const T> As(const ObjectPtr& obj) {
@@ -57,7 +58,8 @@ class Connector::Feeder final : public ReflectorHandler {
                cache_->UpdatePodGroup(As<k8s::PodGroup>(old_obj), As<k8s::PodGroup>(new_obj)), new_obj);
         return;
       case ResourceKind::kQueues:
-        Report(new_obj, "update", cache_->UpdateQueue(As<k8s::Queue>(old_obj), As<k8s::Queue>(new_obj)), new_obj);
+        Report(new_obj, "update", cache_->UpdateQueue(As<k8s::Queue>(old_obj), As<k8s::Queue>(new_obj)),
+               new_obj);
         return;
       case ResourceKind::kPriorityClasses:
         Report(new_obj, "update",
@@ -140,10 +142,12 @@ Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions option
       evictor_(client_.get(), options_.use_eviction_api),
       status_(client_.get()),
       event_sink_(client_.get()),
-      recorder_(&event_sink_, RealClock::Instance(), {.component = options_.event_component, .capacity = 4096, .correlator = {}}) {
+      recorder_(&event_sink_, RealClock::Instance(),
+                {.component = options_.event_component, .capacity = 4096, .correlator = {}}) {
   for (ResourceKind kind : kAllKinds) {
     feeders_.push_back(std::make_unique<Feeder>(this, kind));
-    reflectors_.push_back(std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), options_.reflector));
+    reflectors_.push_back(
+        std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), options_.reflector));
   }
 }
 
@@ -180,7 +184,9 @@ void Connector::Starter(CacheRuntime* runtime) {
   bool root = !options_.create_default_queues, dflt = !options_.create_default_queues;
   bool marked = false;
   // Volcano's pacing for the default queues: constant steps with jitter.
-  Backoff backoff({.initial = options_.queue_retry, .factor = 1.0, .max = options_.queue_retry,
+  Backoff backoff({.initial = options_.queue_retry,
+                   .factor = 1.0,
+                   .max = options_.queue_retry,
                    .jitter = options_.queue_retry_jitter});
   LogThrottle log(RealClock::Instance());
   bool said_steps = false;
@@ -210,7 +216,8 @@ void Connector::Starter(CacheRuntime* runtime) {
         next_attempt = std::chrono::steady_clock::now() + backoff.Next();
         if (!said_steps && backoff.steps() >= static_cast<uint64_t>(options_.queue_retry_steps)) {
           said_steps = true;
-          spdlog::error("the root/default queues could not be created after {} attempts; still retrying", backoff.steps());
+          spdlog::error("the root/default queues could not be created after {} attempts; still retrying",
+                        backoff.steps());
         }
       }
     }

@@ -45,9 +45,9 @@ struct ConnectorOptions {
   std::string scheduler_name = "volcano";
   std::string default_queue = "default";
   ReflectorOptions reflector;
-  bool use_eviction_api = false;      // --eviction-api
-  RestBinderOptions binder;           // --kube-bind-concurrency
-  bool create_default_queues = true;  // root + default on the server
+  bool use_eviction_api = false;                   // --eviction-api
+  RestBinderOptions binder;                        // --kube-bind-concurrency
+  bool create_default_queues = true;               // root + default on the server
   Duration queue_retry = std::chrono::seconds(1);  // queue creation: the backoff step
   double queue_retry_jitter = 0.1;
   int queue_retry_steps = 60;

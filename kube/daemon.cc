@@ -32,7 +32,8 @@ Status KubeDaemon::WaitForSync(const std::function<bool()>& cancelled) {
   Status s;
   for (;;) {
     const auto left = deadline - std::chrono::steady_clock::now();
-    s = runtime_->WaitForCacheSync(std::clamp<Duration>(left, Duration::zero(), std::chrono::milliseconds(50)));
+    s = runtime_->WaitForCacheSync(
+        std::clamp<Duration>(left, Duration::zero(), std::chrono::milliseconds(50)));
     if (s.ok()) break;
     if (cancelled && cancelled()) return Status::Cancelled("stopped before the cache synced");
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -40,19 +41,21 @@ Status KubeDaemon::WaitForSync(const std::function<bool()>& cancelled) {
   if (!s.ok()) {
     // Name the resources whose first LIST never completed (RBAC, missing CRDs, ...).
     std::string pending;
-    for (ResourceKind kind : {ResourceKind::kPods, ResourceKind::kNodes, ResourceKind::kPodGroups,
-                              ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas}) {
+    for (ResourceKind kind :
+         {ResourceKind::kPods, ResourceKind::kNodes, ResourceKind::kPodGroups, ResourceKind::kQueues,
+          ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas}) {
       if (!connector_->reflector(kind).HasSynced()) {
         pending += (pending.empty() ? "" : ", ") + std::string(Info(kind).name);
       }
     }
     if (!pending.empty()) {
-      return s.WithPrefix("initial LIST of " + pending + " not complete (see the log: missing CRDs or RBAC?)");
+      return s.WithPrefix("initial LIST of " + pending +
+                          " not complete (see the log: missing CRDs or RBAC?)");
     }
     return s;
   }
-  spdlog::info("cache synced: {} nodes, {} jobs, {} tasks", runtime_->cache().num_nodes(), runtime_->cache().num_jobs(),
-               runtime_->cache().num_tasks());
+  spdlog::info("cache synced: {} nodes, {} jobs, {} tasks", runtime_->cache().num_nodes(),
+               runtime_->cache().num_jobs(), runtime_->cache().num_tasks());
   return Status::Ok();
 }
 

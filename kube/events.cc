@@ -20,7 +20,8 @@ constexpr char kStrategicMerge[] = "application/strategic-merge-patch+json";
 constexpr char kCombinedPrefix[] = "(combined from similar events): ";
 
 int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -150,7 +151,8 @@ EventCorrelator::Result EventCorrelator::Correlate(const EventRef& object, const
     e.first_ms = seen->first_ms;
     r.patch = true;
   } else {
-    e.name = fmt::format("{}.{:x}", object.name, static_cast<uint64_t>(wall_ms) * 1000000 + (seq_++ % 1000000));
+    e.name =
+        fmt::format("{}.{:x}", object.name, static_cast<uint64_t>(wall_ms) * 1000000 + (seq_++ % 1000000));
     e.count = 1;
     observed_.Put(observe_key, Observed{e.name, 1, wall_ms});
   }
@@ -177,7 +179,8 @@ EventCorrelator::Result EventCorrelator::Correlate(const EventRef& object, const
 
 // -------------------------------------------------------------------------- recorder
 
-RestEventRecorder::RestEventRecorder(EventSink* sink, std::shared_ptr<Clock> clock, RestEventRecorderOptions options)
+RestEventRecorder::RestEventRecorder(EventSink* sink, std::shared_ptr<Clock> clock,
+                                     RestEventRecorderOptions options)
     : sink_(sink),
       component_(std::move(options.component)),
       capacity_(std::max<size_t>(1, options.capacity)),

@@ -50,7 +50,7 @@ struct KubeEvent {
   std::string namespace_;  // the object's namespace ("default" for cluster objects)
   EventRef object;
   std::string type, reason, message;
-  std::string component;   // source.component and reportingComponent
+  std::string component;  // source.component and reportingComponent
   int32_t count = 1;
   int64_t first_ms = 0, last_ms = 0;  // firstTimestamp, lastTimestamp (wall clock, ms)
 };
@@ -75,11 +75,11 @@ class RestEventSink final : public EventSink {
 };
 
 struct EventCorrelatorOptions {
-  size_t cache_size = 4096;                                     // each LRU cache
-  size_t max_similar = 10;                                      // client-go maxEvents
-  Duration aggregate_window = std::chrono::minutes(10);        // client-go maxIntervalInSeconds
+  size_t cache_size = 4096;                              // each LRU cache
+  size_t max_similar = 10;                               // client-go maxEvents
+  Duration aggregate_window = std::chrono::minutes(10);  // client-go maxIntervalInSeconds
   int spam_burst = 25;
-  Duration spam_refill = std::chrono::minutes(5);               // one token per
+  Duration spam_refill = std::chrono::minutes(5);  // one token per
 };
 
 class EventCorrelator {
@@ -154,12 +154,12 @@ class RestEventRecorder final : public EventRecorder {
   void Stop(Duration timeout = std::chrono::seconds(2));
 
   struct Stats {
-    uint64_t created = 0;    // POSTs that succeeded (the first of each Event object)
-    uint64_t patched = 0;    // PATCHes that succeeded (count / lastTimestamp updates)
-    uint64_t failed = 0;     // writes the server refused or that never reached it
-    uint64_t dropped = 0;    // queue full or stopping
+    uint64_t created = 0;       // POSTs that succeeded (the first of each Event object)
+    uint64_t patched = 0;       // PATCHes that succeeded (count / lastTimestamp updates)
+    uint64_t failed = 0;        // writes the server refused or that never reached it
+    uint64_t dropped = 0;       // queue full or stopping
     uint64_t spam_dropped = 0;  // no token in the object's spam bucket
-    uint64_t coalesced = 0;  // writes folded into a newer one for the same Event still queued
+    uint64_t coalesced = 0;     // writes folded into a newer one for the same Event still queued
   };
   Stats stats() const;
 
@@ -176,11 +176,11 @@ class RestEventRecorder final : public EventRecorder {
   const size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  EventCorrelator correlator_;                      // guarded by mu_
-  std::deque<std::string> order_;                   // guarded by mu_; Event names, send order
-  std::unordered_map<std::string, Pending> queued_;  // guarded by mu_; by Event name
-  Stats stats_;                                     // guarded by mu_
-  bool stopping_ = false;                           // guarded by mu_
+  EventCorrelator correlator_;                            // guarded by mu_
+  std::deque<std::string> order_;                         // guarded by mu_; Event names, send order
+  std::unordered_map<std::string, Pending> queued_;       // guarded by mu_; by Event name
+  Stats stats_;                                           // guarded by mu_
+  bool stopping_ = false;                                 // guarded by mu_
   std::chrono::steady_clock::time_point drain_deadline_;  // guarded by mu_
   std::thread thread_;
 };

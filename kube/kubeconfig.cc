@@ -81,11 +81,11 @@ struct Reader {
   }
 };
 
-#define VC_ASSIGN(lhs, expr)                   \
-  do {                                         \
-    auto vc_r_ = (expr);                       \
-    if (!vc_r_.ok()) return vc_r_.status();    \
-    lhs = std::move(vc_r_).value();            \
+#define VC_ASSIGN(lhs, expr)                \
+  do {                                      \
+    auto vc_r_ = (expr);                    \
+    if (!vc_r_.ok()) return vc_r_.status(); \
+    lhs = std::move(vc_r_).value();         \
   } while (0)
 
 }  // namespace
@@ -103,9 +103,11 @@ Result<std::string> Base64Decode(std::string_view in) {
       ++pad;
       continue;
     }
-    if (pad > 0) return Status::InvalidArgument(fmt::format("invalid base64: data after padding at offset {}", i));
+    if (pad > 0)
+      return Status::InvalidArgument(fmt::format("invalid base64: data after padding at offset {}", i));
     int v = B64Value(c);
-    if (v < 0) return Status::InvalidArgument(fmt::format("invalid base64: character {:?} at offset {}", c, i));
+    if (v < 0)
+      return Status::InvalidArgument(fmt::format("invalid base64: character {:?} at offset {}", c, i));
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -137,8 +139,8 @@ std::string Base64Encode(std::string_view in) {
   return out;
 }
 
-Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& base_dir, const std::string& context,
-                                   const std::string& origin) {
+Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& base_dir,
+                                   const std::string& context, const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
@@ -158,7 +160,9 @@ Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& bas
           fmt::format("kubeconfig {}: current-context: not set and no context given", origin));
     }
     auto ctx_found = FindNamed(root["contexts"], ctx_name, "context");
-    if (!ctx_found) return Status::InvalidArgument(fmt::format("kubeconfig {}: contexts: no context named \"{}\"", origin, ctx_name));
+    if (!ctx_found)
+      return Status::InvalidArgument(
+          fmt::format("kubeconfig {}: contexts: no context named \"{}\"", origin, ctx_name));
     const YAML::Node ctx = *ctx_found;
     cfg.context = ctx_name;
     Reader cr{origin, fmt::format("contexts[{}].context", ctx_name), ctx};
@@ -171,8 +175,8 @@ Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& bas
 
     auto cluster_found = FindNamed(root["clusters"], cluster_name, "cluster");
     if (!cluster_found) {
-      return Status::InvalidArgument(
-          fmt::format("kubeconfig {}: clusters: no cluster named \"{}\" (context {})", origin, cluster_name, ctx_name));
+      return Status::InvalidArgument(fmt::format(
+          "kubeconfig {}: clusters: no cluster named \"{}\" (context {})", origin, cluster_name, ctx_name));
     }
     const YAML::Node cluster = *cluster_found;
     Reader cl{origin, fmt::format("clusters[{}].cluster", cluster_name), cluster};
@@ -189,8 +193,8 @@ Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& bas
     if (!user_name.empty()) {
       auto user_found = FindNamed(root["users"], user_name, "user");
       if (!user_found) {
-        return Status::InvalidArgument(
-            fmt::format("kubeconfig {}: users: no user named \"{}\" (context {})", origin, user_name, ctx_name));
+        return Status::InvalidArgument(fmt::format("kubeconfig {}: users: no user named \"{}\" (context {})",
+                                                   origin, user_name, ctx_name));
       }
       const YAML::Node user = *user_found;
       Reader ur{origin, fmt::format("users[{}].user", user_name), user};
@@ -208,7 +212,8 @@ Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& bas
         return ur.Err(has_cert ? "client-key" : "client-certificate",
                       "a client certificate needs both a certificate and a key");
       }
-      const bool has_auth = has_cert || !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty();
+      const bool has_auth =
+          has_cert || !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty();
       if (!has_auth && (user["exec"] || user["auth-provider"])) {
         return ur.Err(user["exec"] ? "exec" : "auth-provider",
                       "credential plugins are not supported; use a token or a client certificate");
@@ -236,7 +241,8 @@ Result<KubeConfig> InClusterConfig(const InClusterPaths& paths) {
   const std::string port = env("KUBERNETES_SERVICE_PORT");
   if (host.empty() || port.empty()) {
     return Status::FailedPrecondition(
-        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
+        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in "
+        "a pod?)");
   }
   KubeConfig cfg;
   // IPv6 service addresses need brackets.
@@ -244,8 +250,8 @@ Result<KubeConfig> InClusterConfig(const InClusterPaths& paths) {
                                                    : fmt::format("https://{}:{}", host, port);
   auto token = ReadWholeFile(paths.token_file);
   if (!token.ok()) {
-    return Status::FailedPrecondition(fmt::format("in-cluster config: service-account token {}: cannot read the file",
-                                                  paths.token_file));
+    return Status::FailedPrecondition(
+        fmt::format("in-cluster config: service-account token {}: cannot read the file", paths.token_file));
   }
   if (!std::filesystem::exists(paths.ca_file)) {
     return Status::FailedPrecondition(

@@ -18,9 +18,9 @@
 namespace volcache::kube {
 
 struct KubeConfig {
-  std::string server;          // https://host:port (or http:// for loopback tests)
-  std::string context;         // the context used ("" for in-cluster)
-  std::string namespace_;      // the context's namespace ("default" when unset)
+  std::string server;      // https://host:port (or http:// for loopback tests)
+  std::string context;     // the context used ("" for in-cluster)
+  std::string namespace_;  // the context's namespace ("default" when unset)
   // TLS: PEM bytes (decoded *-data) or absolute file paths.
   std::string ca_pem;
   std::string ca_file;
@@ -40,8 +40,8 @@ struct KubeConfig {
 
 // Parses kubeconfig YAML. `base_dir` resolves relative file paths; `context` picks a context
 // ("" = current-context). `origin` names the file in errors.
-Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& base_dir, const std::string& context = "",
-                                   const std::string& origin = "kubeconfig");
+Result<KubeConfig> ParseKubeConfig(std::string_view yaml, const std::string& base_dir,
+                                   const std::string& context = "", const std::string& origin = "kubeconfig");
 // Reads and parses a kubeconfig file.
 Result<KubeConfig> LoadKubeConfig(const std::string& path, const std::string& context = "");
 

@@ -34,7 +34,8 @@ Status LineSplitter::Feed(std::string_view chunk, const LineFn& fn) {
     if (line.size() > max_line_bytes_) {
       size_t size = line.size();
       buffer_.clear();
-      return Status::ResourceExhausted(fmt::format("watch stream: line of {} bytes exceeds {}", size, max_line_bytes_));
+      return Status::ResourceExhausted(
+          fmt::format("watch stream: line of {} bytes exceeds {}", size, max_line_bytes_));
     }
     chunk.remove_prefix(nl + 1);
     line = TrimCr(line);

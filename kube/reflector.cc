@@ -48,8 +48,8 @@ Result<ObjectPtr> DecodeItem(json& item, const ResourceInfo& info) {
   auto obj = k8s::DecodeObjectJson(item);
   if (!obj.ok()) return obj.status();
   if (k8s::KindOf(*obj) != info.kind) {
-    return Status::InvalidArgument(
-        fmt::format("{}: kind: expected {}, got {}", k8s::DescribeObject(*obj), info.kind, k8s::KindOf(*obj)));
+    return Status::InvalidArgument(fmt::format("{}: kind: expected {}, got {}", k8s::DescribeObject(*obj),
+                                               info.kind, k8s::KindOf(*obj)));
   }
   return ObjectPtr(std::make_shared<const k8s::Object>(std::move(obj).value()));
 }
@@ -96,7 +96,8 @@ std::string StoreKey(const k8s::ObjectMeta& meta) {
   return meta.namespace_.empty() ? meta.name : meta.namespace_ + "/" + meta.name;
 }
 
-Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler, ReflectorOptions options)
+Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler,
+                     ReflectorOptions options)
     : kind_(kind),
       client_(client),
       handler_(handler),
@@ -236,9 +237,11 @@ void Reflector::Failure(std::string_view verb, int http_status, const Status& er
       logged = true;
       const std::string_view av = info.api_version;
       const size_t slash = av.find('/');
-      const std::string_view group = slash == std::string_view::npos ? std::string_view() : av.substr(0, slash);
+      const std::string_view group =
+          slash == std::string_view::npos ? std::string_view() : av.substr(0, slash);
       spdlog::error(
-          "{} {}: forbidden: this client's user or service account needs RBAC permission verb \"{}\" on resource "
+          "{} {}: forbidden: this client's user or service account needs RBAC permission verb \"{}\" on "
+          "resource "
           "\"{}\" in API group \"{}\"{} ({}); retrying in {} ms",
           verb, info.name, verb, info.name, group, group.empty() ? " (the core group)" : "", error, ms);
       return;
@@ -471,8 +474,8 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
   // The hot path: an ADDED/MODIFIED/DELETED event of a valid object of our kind, decoded by
   // the streaming decoder. Everything else (bookmarks, errors, bad objects, bad lines) takes
   // the DOM path below, which decides exactly as before.
-  if (k8s::WatchEvent ev;
-      FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object && k8s::KindOf(*ev.object) == info.kind) {
+  if (k8s::WatchEvent ev; FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object &&
+                          k8s::KindOf(*ev.object) == info.kind) {
     auto obj = std::make_shared<const k8s::Object>(std::move(*ev.object));
     std::string new_rv = k8s::MetaOf(*obj).resource_version;
     if (ev.type == k8s::WatchEventType::kDeleted) {
@@ -493,14 +496,15 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     *stop_stream = true;
-    return Status::Unavailable(fmt::format("watch {}: a line is not a JSON object ({} bytes): the stream is corrupt",
-                                           info.name, line.size()));
+    return Status::Unavailable(fmt::format(
+        "watch {}: a line is not a JSON object ({} bytes): the stream is corrupt", info.name, line.size()));
   }
   auto t = j.find("type");
   auto o = j.find("object");
   if (t == j.end() || !t->is_string() || o == j.end() || !o->is_object()) {
     *stop_stream = true;
-    return Status::Unavailable(fmt::format("watch {}: a line is not a watch event (type/object missing)", info.name));
+    return Status::Unavailable(
+        fmt::format("watch {}: a line is not a watch event (type/object missing)", info.name));
   }
   const std::string& type = t->get_ref<const std::string&>();
   json& object = *o;
@@ -520,7 +524,9 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
       stats_.last_event = clock_->Now();
     }
     int code = object.contains("code") && object["code"].is_number_integer() ? object["code"].get<int>() : 0;
-    std::string msg = object.contains("message") && object["message"].is_string() ? object["message"].get<std::string>() : "";
+    std::string msg = object.contains("message") && object["message"].is_string()
+                          ? object["message"].get<std::string>()
+                          : "";
     *stop_stream = true;
     if (code == 410) {
       *relist = true;
@@ -561,8 +567,8 @@ Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_str
 bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
   const ResourceInfo& info = Info(kind_);
   const std::string path =
-      fmt::format("{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}{}", CollectionPath(kind_),
-                  UrlEncode(rv_), options_.watch_timeout_seconds, Selectors());
+      fmt::format("{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}{}",
+                  CollectionPath(kind_), UrlEncode(rv_), options_.watch_timeout_seconds, Selectors());
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.watches;
@@ -579,7 +585,8 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
           Success("watch");
         }
         bool stop = false;
-        Status s = splitter.Feed(chunk, [&](std::string_view line) { return HandleLine(line, &relist, &stop); });
+        Status s =
+            splitter.Feed(chunk, [&](std::string_view line) { return HandleLine(line, &relist, &stop); });
         if (!s.ok()) {
           line_error = s;
           return false;

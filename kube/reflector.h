@@ -95,10 +95,10 @@ struct ReflectorOptions {
   Duration read_timeout_margin = std::chrono::seconds(30);
   Duration initial_backoff = std::chrono::milliseconds(800);
   Duration max_backoff = std::chrono::seconds(30);
-  double backoff_jitter = 1.0;                      // client-go's reflector: wait d * (1 + U[0, 1))
+  double backoff_jitter = 1.0;                        // client-go's reflector: wait d * (1 + U[0, 1))
   Duration healthy_watch = std::chrono::seconds(10);  // a watch this long resets the backoff
-  std::shared_ptr<Clock> clock;                     // RealClock::Instance() when null
-  uint64_t backoff_seed = 0;                        // 0: random
+  std::shared_ptr<Clock> clock;                       // RealClock::Instance() when null
+  uint64_t backoff_seed = 0;                          // 0: random
   std::string label_selector;
   std::string field_selector;
   // Pods and Nodes go through the streaming decoder (api/k8s/decode_fast.h), the DOM decoder
@@ -109,27 +109,27 @@ struct ReflectorOptions {
 // A snapshot of one reflector's counters (Reflector::stats()); times are options.clock's,
 // TimePoint{} when it never happened.
 struct ReflectorStats {
-  uint64_t lists = 0;        // complete LISTs
+  uint64_t lists = 0;  // complete LISTs
   uint64_t list_pages = 0;
   uint64_t list_failures = 0;  // LISTs that failed (transport, HTTP error, bad answer)
-  uint64_t relists = 0;      // LISTs after the first (410, ERROR)
-  uint64_t watches = 0;      // watch requests started
-  uint64_t events = 0;       // ADDED/MODIFIED/DELETED applied
-  uint64_t added = 0;        // ... of which ADDED
-  uint64_t modified = 0;     // ... MODIFIED
-  uint64_t deleted = 0;      // ... DELETED
+  uint64_t relists = 0;        // LISTs after the first (410, ERROR)
+  uint64_t watches = 0;        // watch requests started
+  uint64_t events = 0;         // ADDED/MODIFIED/DELETED applied
+  uint64_t added = 0;          // ... of which ADDED
+  uint64_t modified = 0;       // ... MODIFIED
+  uint64_t deleted = 0;        // ... DELETED
   uint64_t bookmarks = 0;
-  uint64_t error_events = 0;   // ERROR events (410 Expired included)
-  uint64_t tombstones = 0;   // deletes found by a relist
+  uint64_t error_events = 0;  // ERROR events (410 Expired included)
+  uint64_t tombstones = 0;    // deletes found by a relist
   uint64_t decode_errors = 0;
   uint64_t stream_errors = 0;  // watches that ended in an error (connection, HTTP, truncation, bad line)
   uint64_t fast_decoded = 0;   // objects the streaming decoder handled (the rest: the DOM decoder)
-  uint64_t consecutive_failures = 0;  // LIST/watch failures since the last success
+  uint64_t consecutive_failures = 0;    // LIST/watch failures since the last success
   Duration backoff = Duration::zero();  // the current (last) retry wait; zero when not backing off
   bool backing_off = false;             // waiting to retry right now
-  TimePoint last_event{};         // the last watch event of any type (bookmarks included)
-  TimePoint last_list{};          // the last successful LIST
-  TimePoint last_watch_start{};   // the last watch the server answered (status 200 received)
+  TimePoint last_event{};               // the last watch event of any type (bookmarks included)
+  TimePoint last_list{};                // the last successful LIST
+  TimePoint last_watch_start{};         // the last watch the server answered (status 200 received)
   std::string resource_version;
 };
 
@@ -192,9 +192,9 @@ class Reflector {
   bool stopping_ = false;                             // guarded by mu_
   bool finished_ = false;                             // guarded by mu_
   uint64_t wake_generation_ = 0;                      // guarded by mu_; bumped by backoff timers
-  std::string rv_;  // loop thread only
-  TimePoint first_failure_{};  // loop thread only: start of the current failure run
-  bool forbidden_logged_[2] = {false, false};  // loop thread only: list, watch
+  std::string rv_;                                    // loop thread only
+  TimePoint first_failure_{};                         // loop thread only: start of the current failure run
+  bool forbidden_logged_[2] = {false, false};         // loop thread only: list, watch
   std::thread thread_;
 };
 

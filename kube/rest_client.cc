@@ -4,9 +4,8 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include <spdlog/spdlog.h>
-
 #include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <fstream>
@@ -16,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "api/k8s/decode.h"
 #include "api/fmt.h"
+#include "api/k8s/decode.h"
 #include "workers/rate_limiter.h"
 
 namespace volcache::kube {
@@ -49,10 +48,14 @@ Result<ParsedUrl> ParseServer(const std::string& server) {
   while (!u.base_path.empty() && u.base_path.back() == '/') u.base_path.pop_back();
   if (!hostport.empty() && hostport.front() == '[') {  // [v6]:port
     size_t close = hostport.find(']');
-    if (close == std::string_view::npos) return Status::InvalidArgument(fmt::format("server \"{}\": bad IPv6 host", server));
+    if (close == std::string_view::npos)
+      return Status::InvalidArgument(fmt::format("server \"{}\": bad IPv6 host", server));
     u.host = std::string(hostport.substr(1, close - 1));
     hostport.remove_prefix(close + 1);
-    if (!hostport.empty() && hostport.front() == ':') hostport.remove_prefix(1); else hostport = {};
+    if (!hostport.empty() && hostport.front() == ':')
+      hostport.remove_prefix(1);
+    else
+      hostport = {};
   } else {
     size_t colon = hostport.rfind(':');
     u.host = std::string(hostport.substr(0, colon));
@@ -162,7 +165,7 @@ struct RestClient::Impl {
     std::chrono::steady_clock::time_point since;
   };
 
-  mutable std::mutex mu;  // guards everything below
+  mutable std::mutex mu;   // guards everything below
   std::vector<Idle> idle;  // most recently released last
   std::string token;
   std::chrono::steady_clock::time_point token_read;
@@ -316,7 +319,8 @@ struct RestClient::Impl {
 
   void Release(std::unique_ptr<httplib::ClientImpl> c) {
     std::lock_guard<std::mutex> lock(mu);
-    if (idle.size() < options.max_idle_connections) idle.push_back({std::move(c), std::chrono::steady_clock::now()});
+    if (idle.size() < options.max_idle_connections)
+      idle.push_back({std::move(c), std::chrono::steady_clock::now()});
   }
 
   void Throttle(RequestClass cls) {
@@ -345,10 +349,11 @@ Result<std::unique_ptr<RestClient>> RestClient::Create(const KubeConfig& config,
   m.options = options;
   m.url = *url;
   if (!m.options.clock) m.options.clock = RealClock::Instance();
-  if (options.qps > 0) m.limiter = std::make_unique<BucketRateLimiter>(options.qps, std::max(1, options.burst), m.options.clock);
+  if (options.qps > 0)
+    m.limiter = std::make_unique<BucketRateLimiter>(options.qps, std::max(1, options.burst), m.options.clock);
   if (options.status_qps > 0) {
-    m.status_limiter =
-        std::make_unique<BucketRateLimiter>(options.status_qps, std::max(1, options.status_burst), m.options.clock);
+    m.status_limiter = std::make_unique<BucketRateLimiter>(
+        options.status_qps, std::max(1, options.status_burst), m.options.clock);
   }
   Status tls = m.LoadTls();
   if (!tls.ok()) return tls.WithPrefix("kubeconfig context " + config.context);
@@ -423,14 +428,15 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
       // the failure was quick (a read timeout means the server may still be working on it).
       const bool quick = took < m.options.request_timeout / 2;
       if (reused && !answered && !stale_retried && quick &&
-          (err == httplib::Error::Write || err == httplib::Error::Read || err == httplib::Error::SSLConnection)) {
+          (err == httplib::Error::Write || err == httplib::Error::Read ||
+           err == httplib::Error::SSLConnection)) {
         stale_retried = true;
         {
           std::lock_guard<std::mutex> lock(m.mu);
           ++m.stale_retries;
         }
-        spdlog::debug("{} {}: {} on a reused connection before any answer; retrying on a fresh one", method, path,
-                      httplib::to_string(err));
+        spdlog::debug("{} {}: {} on a reused connection before any answer; retrying on a fresh one", method,
+                      path, httplib::to_string(err));
         client.reset();
         m.DropIdle();  // its siblings idled as long: likely closed too
         continue;

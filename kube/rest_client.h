@@ -48,10 +48,10 @@ struct RestClientOptions {
   Duration connect_timeout = std::chrono::seconds(10);
   Duration request_timeout = std::chrono::seconds(30);  // read/write timeout of one request
   size_t max_idle_connections = 16;
-  Duration idle_timeout = std::chrono::seconds(30);     // idle pooled connections older are closed
-  double status_qps = 50;  // RequestClass::kStatus bucket; <= 0 disables it
+  Duration idle_timeout = std::chrono::seconds(30);  // idle pooled connections older are closed
+  double status_qps = 50;                            // RequestClass::kStatus bucket; <= 0 disables it
   int status_burst = 100;
-  int max_retries = 5;                                  // 429 + Retry-After
+  int max_retries = 5;  // 429 + Retry-After
   Duration max_retry_after = std::chrono::seconds(10);
   std::string user_agent = "volcache/0.1";
   std::shared_ptr<Clock> clock;  // the rate limiter's time; RealClock::Instance() when null
@@ -64,11 +64,11 @@ struct HttpResponse {
 };
 
 struct RestClientStats {
-  uint64_t requests = 0;         // requests sent (including retries)
-  uint64_t transport_errors = 0; // no answer
-  uint64_t throttled = 0;        // 429 answers
-  uint64_t connections = 0;      // connections opened
-  uint64_t streams = 0;          // streams started
+  uint64_t requests = 0;          // requests sent (including retries)
+  uint64_t transport_errors = 0;  // no answer
+  uint64_t throttled = 0;         // 429 answers
+  uint64_t connections = 0;       // connections opened
+  uint64_t streams = 0;           // streams started
 };
 
 // Which client-side bucket a request takes its token from.
@@ -93,8 +93,8 @@ struct RestClientMetrics {
     double sum_seconds = 0;
     uint64_t count = 0;
   };
-  std::vector<Requests> requests;  // sorted by (verb, code)
-  std::vector<Latency> latency;    // sorted by verb
+  std::vector<Requests> requests;        // sorted by (verb, code)
+  std::vector<Latency> latency;          // sorted by verb
   double rate_limiter_wait_seconds = 0;  // total time requests waited for a token
   uint64_t rate_limited = 0;             // requests that had to wait
   uint64_t stale_retries = 0;            // requests retried on a fresh connection

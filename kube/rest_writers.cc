@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <ctime>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "api/fmt.h"
 #include "kube/reflector.h"
@@ -23,7 +23,8 @@ constexpr char kStrategicMerge[] = "application/strategic-merge-patch+json";
 constexpr char kMergePatch[] = "application/merge-patch+json";
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -69,8 +70,8 @@ Status CheckWrite(RestClient* client, const Result<HttpResponse>& resp, std::str
   if (!get.ok()) return get.status().WithPrefix(fmt::format("{}: HTTP 404, and confirming with a GET", what));
   if (get->status == 404) return Status::Ok();  // gone: nothing left to write
   if (get->status >= 200 && get->status < 300) {
-    return Status::NotFound(fmt::format("{}: HTTP 404 although GET {} finds the object: {}", what, object_path,
-                                        ApiError(404, resp->body, "write").message()));
+    return Status::NotFound(fmt::format("{}: HTTP 404 although GET {} finds the object: {}", what,
+                                        object_path, ApiError(404, resp->body, "write").message()));
   }
   return ApiError(get->status, get->body, fmt::format("{}: HTTP 404, and confirming with a GET", what));
 }
@@ -78,8 +79,8 @@ Status CheckWrite(RestClient* client, const Result<HttpResponse>& resp, std::str
 }  // namespace
 
 std::string ForbiddenMessage(std::string_view verb, std::string_view resource, std::string_view group) {
-  return fmt::format("forbidden: cannot {} {} in API group \"{}\" (check the RBAC rules in README.md)", verb, resource,
-                     group);
+  return fmt::format("forbidden: cannot {} {} in API group \"{}\" (check the RBAC rules in README.md)", verb,
+                     resource, group);
 }
 
 bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group) {
@@ -122,13 +123,27 @@ void AppendJsonString(std::string& out, std::string_view s) {
     const unsigned char c = p[i];
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default:
           if (c < 0x20) {
             out += "\\u00";
@@ -146,10 +161,12 @@ void AppendJsonString(std::string& out, std::string_view s) {
     if (c >= 0xC2 && c <= 0xDF) {
       len = cont(i + 1) ? 2 : 0;
     } else if (c >= 0xE0 && c <= 0xEF) {
-      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;  // no overlong, no surrogate
+      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80,
+                          hi = c == 0xED ? 0x9F : 0xBF;  // no overlong, no surrogate
       len = cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
     } else if (c >= 0xF0 && c <= 0xF4) {
-      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;  // no overlong, <= U+10FFFF
+      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80,
+                          hi = c == 0xF4 ? 0x8F : 0xBF;  // no overlong, <= U+10FFFF
       len = cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
     }
     if (len == 0) {
@@ -208,7 +225,8 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
       json pod = json::parse(get->body, nullptr, false);
       if (pod.is_object() && pod.contains("spec") && pod["spec"].is_object() &&
           pod["spec"].value("nodeName", "") == node &&
-          (task.uid().empty() || !pod.contains("metadata") || pod["metadata"].value("uid", "") == task.uid())) {
+          (task.uid().empty() || !pod.contains("metadata") ||
+           pod["metadata"].value("uid", "") == task.uid())) {
         return Status::Ok();
       }
     }
@@ -222,13 +240,15 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
 struct RestBinder::Batch {
   const std::vector<BindContext*>* contexts;
   std::vector<Status> results;
-  size_t next = 0;  // guarded by mu_: the first unclaimed binding
-  size_t done = 0;  // guarded by mu_: bindings answered
+  size_t next = 0;                  // guarded by mu_: the first unclaimed binding
+  size_t done = 0;                  // guarded by mu_: bindings answered
   std::condition_variable done_cv;  // done == size
 };
 
 RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
-    : client_(client), max_in_flight_(std::max<size_t>(1, options.max_in_flight)), free_slots_(max_in_flight_) {
+    : client_(client),
+      max_in_flight_(std::max<size_t>(1, options.max_in_flight)),
+      free_slots_(max_in_flight_) {
   workers_.reserve(max_in_flight_);
   for (size_t i = 0; i < max_in_flight_; ++i) workers_.emplace_back([this] { Work(); });
 }
@@ -322,10 +342,12 @@ Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::Pod
   const std::string object = ObjectPath(ResourceKind::kPods, pod.metadata.namespace_, pod.metadata.name);
   auto resp = client_->Do("PATCH", object + "/status", patch.dump(), kStrategicMerge, RequestClass::kStatus);
   NoteForbidden(resp, "patch", "pods/status", "");
-  return CheckWrite(client_, resp, fmt::format("update pod {} condition {}", PodDesc(pod), condition.type), object);
+  return CheckWrite(client_, resp, fmt::format("update pod {} condition {}", PodDesc(pod), condition.type),
+                    object);
 }
 
-bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status, const std::string& rv) {
+bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status,
+                                       const std::string& rv) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = written_.find(key);
   if (it == written_.end() || it->second.status != status) return false;
@@ -361,7 +383,8 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
                  {"succeeded", pg.status.succeeded},
                  {"failed", pg.status.failed}};
   const std::string status_text = status.dump();
-  const std::string what = fmt::format("update PodGroup {}/{} status", pg.metadata.namespace_, pg.metadata.name);
+  const std::string what =
+      fmt::format("update PodGroup {}/{} status", pg.metadata.namespace_, pg.metadata.name);
   const std::string key = "podgroup/" + pg.metadata.namespace_ + "/" + pg.metadata.name;
   if (AlreadyWritten(key, status_text, pg.metadata.resource_version)) return Status::Ok();
   // No status subresource on the CRD: a merge patch of the object itself, with the
@@ -369,7 +392,9 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
   const std::string path = ObjectPath(ResourceKind::kPodGroups, pg.metadata.namespace_, pg.metadata.name);
   std::string rv = pg.metadata.resource_version;
   // client-go's retry.DefaultRetry pacing between conflicts: 10 ms steps, jitter 0.1.
-  Backoff backoff({.initial = std::chrono::milliseconds(10), .factor = 1.0, .max = std::chrono::milliseconds(10),
+  Backoff backoff({.initial = std::chrono::milliseconds(10),
+                   .factor = 1.0,
+                   .max = std::chrono::milliseconds(10),
                    .jitter = 0.1});
   for (int attempt = 1;; ++attempt) {
     json patch = {{"status", status}};
@@ -401,7 +426,8 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
     if (get->status != 200) return ApiError(get->status, get->body, what + ": re-reading after a conflict");
     json fresh = json::parse(get->body, nullptr, false);
     if (!fresh.is_object() || !fresh.contains("metadata") || !fresh["metadata"].is_object()) {
-      return Status::InvalidArgument(what + ": re-reading after a conflict: the answer is not a PodGroup object");
+      return Status::InvalidArgument(what +
+                                     ": re-reading after a conflict: the answer is not a PodGroup object");
     }
     rv = fresh["metadata"].value("resourceVersion", "");
   }

@@ -80,16 +80,17 @@ class RestBinder final : public Binder {
   RestClient* client_;
   const size_t max_in_flight_;
   std::mutex mu_;
-  std::condition_variable work_cv_;  // workers: a binding waits for a free slot, or stopping_
-  std::deque<Batch*> waiting_;       // guarded by mu_; batches with unclaimed bindings, oldest first
-  size_t free_slots_;                // guarded by mu_; max_in_flight_ minus bindings in flight
-  bool stopping_ = false;            // guarded by mu_
-  std::vector<std::thread> workers_; // max_in_flight_ of them
+  std::condition_variable work_cv_;   // workers: a binding waits for a free slot, or stopping_
+  std::deque<Batch*> waiting_;        // guarded by mu_; batches with unclaimed bindings, oldest first
+  size_t free_slots_;                 // guarded by mu_; max_in_flight_ minus bindings in flight
+  bool stopping_ = false;             // guarded by mu_
+  std::vector<std::thread> workers_;  // max_in_flight_ of them
 };
 
 class RestEvictor final : public Evictor {
  public:
-  RestEvictor(RestClient* client, bool use_eviction_api) : client_(client), use_eviction_api_(use_eviction_api) {}
+  RestEvictor(RestClient* client, bool use_eviction_api)
+      : client_(client), use_eviction_api_(use_eviction_api) {}
   Status Evict(const k8s::Pod& pod, const std::string& reason) override;
 
  private:

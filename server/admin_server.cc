@@ -290,13 +290,15 @@ AdminServer::AdminServer(AdminOptions options, CacheRuntime* runtime, metrics::R
 
 AdminServer::~AdminServer() { Stop(); }
 
-void AdminServer::SetReadiness(std::function<std::string()> reason) { impl_->not_ready_reason = std::move(reason); }
+void AdminServer::SetReadiness(std::function<std::string()> reason) {
+  impl_->not_ready_reason = std::move(reason);
+}
 
 std::string ReadinessReason(bool synced, double seconds_since_contact, double max_stale_seconds) {
   if (!synced) return "syncing";
   if (max_stale_seconds > 0 && seconds_since_contact > max_stale_seconds) {
-    return "stale: no successful watch or list for " + std::to_string(static_cast<int64_t>(seconds_since_contact)) +
-           " s";
+    return "stale: no successful watch or list for " +
+           std::to_string(static_cast<int64_t>(seconds_since_contact)) + " s";
   }
   return "";
 }

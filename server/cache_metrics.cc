@@ -139,11 +139,11 @@ void CacheMetrics::Impl::Register() {
                                      metrics::ExponentialBuckets(0.0001, 2, 18))
                           .WithLabels({});
   session_duration = r.AddHistogram("volcache_session_duration_seconds",
-                                    "Time one scheduling session took (snapshot, allocate, commit, close).", {},
-                                    metrics::ExponentialBuckets(0.0001, 2, 18))
+                                    "Time one scheduling session took (snapshot, allocate, commit, close).",
+                                    {}, metrics::ExponentialBuckets(0.0001, 2, 18))
                          .WithLabels({});
-  session_placed = r.AddHistogram("volcache_session_tasks_placed", "Tasks placed by one scheduling session.", {},
-                                  metrics::ExponentialBuckets(1, 4, 10))
+  session_placed = r.AddHistogram("volcache_session_tasks_placed", "Tasks placed by one scheduling session.",
+                                  {}, metrics::ExponentialBuckets(1, 4, 10))
                        .WithLabels({});
   session_binds = r.AddHistogram("volcache_session_binds_requested",
                                  "Binds one scheduling session handed to the bind flow.", {},

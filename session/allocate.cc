@@ -96,7 +96,8 @@ double Share(const Resource& allocated, const Resource& deserved) {
 
 // ---------------------------------------------------------------- predicates
 
-bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view value, std::string_view effect) {
+bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view value,
+               std::string_view effect) {
   if (!t.effect.empty() && t.effect != effect) return false;
   const bool exists = t.operator_ == "Exists";
   if (t.key.empty()) return exists;  // an empty key with Exists tolerates every taint
@@ -104,8 +105,8 @@ bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view 
   return exists || t.value == value;
 }
 
-bool ToleratedBy(const std::vector<k8s::Toleration>& tolerations, std::string_view key, std::string_view value,
-                 std::string_view effect) {
+bool ToleratedBy(const std::vector<k8s::Toleration>& tolerations, std::string_view key,
+                 std::string_view value, std::string_view effect) {
   for (const auto& t : tolerations) {
     if (Tolerates(t, key, value, effect)) return true;
   }
@@ -122,11 +123,13 @@ struct NodeSlot {
 
 // Appends to `reasons` why `task` cannot go to `node` (kube-scheduler wording); empty when
 // it fits. Checks stop at the first failing predicate, like kube-scheduler's filters.
-void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, std::vector<std::string>* reasons) {
+void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n,
+               std::vector<std::string>* reasons) {
   const k8s::Node* node = n.info->node().get();
   const k8s::PodSpec& spec = task.pod().spec;
   if (node != nullptr) {
-    if (node->spec.unschedulable && !ToleratedBy(spec.tolerations, kUnschedulableTaintKey, "", "NoSchedule")) {
+    if (node->spec.unschedulable &&
+        !ToleratedBy(spec.tolerations, kUnschedulableTaintKey, "", "NoSchedule")) {
       reasons->emplace_back("node(s) were unschedulable");
       return;
     }
@@ -182,7 +185,8 @@ int64_t ScoreNode(const NodeSlot& n, const Resource& req, const SessionOptions& 
   };
   dim(o.cpu_weight, n.allocatable.milli_cpu(), n.avail.milli_cpu(), req.milli_cpu(), !binpack);
   dim(o.memory_weight, n.allocatable.memory(), n.avail.memory(), req.memory(), !binpack);
-  for (const auto& [id, w] : scalar_weights) dim(w, n.allocatable.Get(id), n.avail.Get(id), req.Get(id), false);
+  for (const auto& [id, w] : scalar_weights)
+    dim(w, n.allocatable.Get(id), n.avail.Get(id), req.Get(id), false);
   if (weights == 0) return 0;
   return std::llround(sum / static_cast<double>(weights) * 1e6);
 }
@@ -230,7 +234,9 @@ struct QueueSlot {
   double share = 0;
   std::priority_queue<JobSlot*, std::vector<JobSlot*>, JobAfter> jobs;
 
-  bool Overused() const { return !deserved.IsEmpty() && deserved.LessEqual(allocated, DimensionDefault::kZero); }
+  bool Overused() const {
+    return !deserved.IsEmpty() && deserved.LessEqual(allocated, DimensionDefault::kZero);
+  }
   // Empty when `req` fits under the capability; otherwise the dimensions it would exceed.
   // cpu/memory <= 0 and absent scalars in the capability are unlimited (as Volcano).
   std::string CapabilityExceeded(const Resource& req) const {
@@ -362,7 +368,8 @@ class Allocator {
     for (auto& [name, q] : queues_) {
       Resource cap = q.request;
       if (q.has_capability) {
-        if (q.capability.milli_cpu() > 0) cap.set_milli_cpu(std::min(cap.milli_cpu(), q.capability.milli_cpu()));
+        if (q.capability.milli_cpu() > 0)
+          cap.set_milli_cpu(std::min(cap.milli_cpu(), q.capability.milli_cpu()));
         if (q.capability.memory() > 0) cap.set_memory(std::min(cap.memory(), q.capability.memory()));
         for (const auto* s = q.request.scalars_begin(); s != q.request.scalars_end(); ++s) {
           if (q.capability.Has(s->id)) cap.SetScalar(s->id, std::min(s->value, q.capability.Get(s->id)));
@@ -429,8 +436,8 @@ class Allocator {
     if (!j.tried) {
       j.tried = true;
       if (job.ValidTaskNum() < job.min_available()) {
-        j.reason = fmt::format("not enough valid tasks for gang-scheduling, valid: {}, min: {}", job.ValidTaskNum(),
-                               job.min_available());
+        j.reason = fmt::format("not enough valid tasks for gang-scheduling, valid: {}, min: {}",
+                               job.ValidTaskNum(), job.min_available());
         return false;
       }
     }
@@ -538,7 +545,8 @@ class Allocator {
       if (left > 0) {
         const std::string why = j.reason.empty() ? "not tried" : j.reason;
         out.reason = out.ready ? fmt::format("{}/{} pending tasks not placed: {}", left, out.pending, why)
-                               : fmt::format("{}/{} tasks in gang unschedulable: {}", left, j.job->tasks().size(), why);
+                               : fmt::format("{}/{} tasks in gang unschedulable: {}", left,
+                                             j.job->tasks().size(), why);
       }
       out.task_fit_errors.assign(j.fit_errors.begin(), j.fit_errors.end());
       plan_.jobs.push_back(std::move(out));
@@ -567,7 +575,7 @@ class Allocator {
   std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
   std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
-  size_t next_start_ = 0;  // where the next sampled node search begins
+  size_t next_start_ = 0;                                     // where the next sampled node search begins
 
   size_t FeasibleNodesToFind() const {
     const size_t total = nodes_.size();

@@ -92,10 +92,10 @@ struct JobOutcome {
 struct QueueOutcome {
   std::string name;
   int32_t weight = 1;
-  Resource request;    // allocated + schedulable pending, at session open
-  Resource deserved;   // water-filled share, capped by capability and request
-  Resource allocated;  // at session close, including this session's placements
-  double share = 0;    // max over dimensions of allocated / deserved
+  Resource request;       // allocated + schedulable pending, at session open
+  Resource deserved;      // water-filled share, capped by capability and request
+  Resource allocated;     // at session close, including this session's placements
+  double share = 0;       // max over dimensions of allocated / deserved
   bool overused = false;  // allocated >= deserved in every dimension at close
   bool closed = false;
 };

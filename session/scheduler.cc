@@ -25,8 +25,8 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 std::string NextPodGroupPhase(const JobInfo& job) {
   auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
-  const int32_t allocated = count(TaskStatus::kAllocated) + count(TaskStatus::kBinding) + count(TaskStatus::kBound) +
-                            count(TaskStatus::kRunning);
+  const int32_t allocated = count(TaskStatus::kAllocated) + count(TaskStatus::kBinding) +
+                            count(TaskStatus::kBound) + count(TaskStatus::kRunning);
   const int32_t succeeded = count(TaskStatus::kSucceeded);
   if (allocated + succeeded >= std::max<int32_t>(1, job.min_available())) {
     return allocated == 0 ? "Completed" : "Running";
@@ -95,8 +95,8 @@ CycleStats Scheduler::RunOnceLocked() {
     } else {
       ++st.bind_refusals;
       refused.insert(p.job);
-      spdlog::warn("session: bind {} to {} refused, dropping the rest of job {} this cycle: {}", p.task_key, p.node,
-                   p.job, s.ToString());
+      spdlog::warn("session: bind {} to {} refused, dropping the rest of job {} this cycle: {}", p.task_key,
+                   p.node, p.job, s.ToString());
     }
   }
   // Binding starts now, not at the next bind tick (the status writes below take a while).

@@ -49,20 +49,20 @@ struct SchedulerOptions {
 };
 
 struct CycleStats {
-  uint64_t cycle = 0;        // 1 for the first RunOnce
-  double total_ms = 0;       // the whole cycle
-  double open_ms = 0;        // snapshot refresh
+  uint64_t cycle = 0;   // 1 for the first RunOnce
+  double total_ms = 0;  // the whole cycle
+  double open_ms = 0;   // snapshot refresh
   double allocate_ms = 0;
-  double commit_ms = 0;      // Bind calls
-  double close_ms = 0;       // status writes and events
-  int64_t placements = 0;    // planned
-  int64_t binds = 0;         // accepted by the runtime
+  double commit_ms = 0;    // Bind calls
+  double close_ms = 0;     // status writes and events
+  int64_t placements = 0;  // planned
+  int64_t binds = 0;       // accepted by the runtime
   int64_t bind_refusals = 0;
-  int64_t placements_dropped = 0;  // not tried after a refusal of the same job
-  int64_t placements_deferred = 0; // not tried: max_binds_per_cycle reached
-  int64_t discarded = 0;     // tentative placements of failed gangs
-  int64_t jobs_scheduled = 0;      // got at least one bind this cycle
-  int64_t jobs_unschedulable = 0;  // tried and left not ready
+  int64_t placements_dropped = 0;   // not tried after a refusal of the same job
+  int64_t placements_deferred = 0;  // not tried: max_binds_per_cycle reached
+  int64_t discarded = 0;            // tentative placements of failed gangs
+  int64_t jobs_scheduled = 0;       // got at least one bind this cycle
+  int64_t jobs_unschedulable = 0;   // tried and left not ready
 };
 
 // The PodGroup phase after a session, from the session's view of the job (bound tasks
@@ -118,16 +118,16 @@ class Scheduler {
   SchedulerOptions options_;
 
   mutable std::mutex mu_;
-  std::unique_ptr<ClusterInfo> snapshot_;  // guarded by mu_
+  std::unique_ptr<ClusterInfo> snapshot_;            // guarded by mu_
   std::function<void(const CycleStats&)> observer_;  // guarded by mu_
-  AllocationPlan last_plan_;               // guarded by mu_
-  CycleStats last_stats_;                  // guarded by mu_
-  uint64_t cycles_ = 0;                    // guarded by mu_
-  std::shared_ptr<Clock> clock_;           // guarded by mu_
-  bool running_ = false;                   // guarded by mu_
-  std::shared_ptr<TimerState> timer_state_;  // guarded by mu_; one per Start()
-  uint64_t timer_ = 0;                     // guarded by mu_
-  TimePoint next_due_{};                   // guarded by mu_
+  AllocationPlan last_plan_;                         // guarded by mu_
+  CycleStats last_stats_;                            // guarded by mu_
+  uint64_t cycles_ = 0;                              // guarded by mu_
+  std::shared_ptr<Clock> clock_;                     // guarded by mu_
+  bool running_ = false;                             // guarded by mu_
+  std::shared_ptr<TimerState> timer_state_;          // guarded by mu_; one per Start()
+  uint64_t timer_ = 0;                               // guarded by mu_
+  TimePoint next_due_{};                             // guarded by mu_
 };
 
 }  // namespace volcache

@@ -6,15 +6,17 @@
 #include <set>
 
 #include "api/k8s/decode.h"
-#include "api/resource_list.h"
 #include "api/mutex.h"
+#include "api/resource_list.h"
 #include "api/task_info.h"
 
 namespace volcache::sim {
 
 namespace {
 
-std::string Key(const k8s::ObjectMeta& m) { return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name; }
+std::string Key(const k8s::ObjectMeta& m) {
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
 
 int64_t WallMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
@@ -33,13 +35,14 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   std::mt19937_64 rng GUARDED_BY(mu);
   uint64_t resource_version GUARDED_BY(mu) = 1;
   std::map<std::string, k8s::PodGroup> pod_groups GUARDED_BY(mu);  // ns/name
-  std::map<std::string, k8s::Queue> queues GUARDED_BY(mu);  // name
-  std::map<std::string, SimJob> job_specs GUARDED_BY(mu);  // ns/name of the PodGroup
-  std::map<std::string, JobRecord> records GUARDED_BY(mu);  // ns/name of the PodGroup
-  std::map<std::string, int> running_pods GUARDED_BY(mu);  // per job
-  std::map<std::string, int> finished_pods GUARDED_BY(mu);  // per job
-  std::map<std::string, uint64_t> incarnation GUARDED_BY(mu);  // pod key → bumps on recreate/delete
-  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale GUARDED_BY(mu);  // dropped events
+  std::map<std::string, k8s::Queue> queues GUARDED_BY(mu);         // name
+  std::map<std::string, SimJob> job_specs GUARDED_BY(mu);          // ns/name of the PodGroup
+  std::map<std::string, JobRecord> records GUARDED_BY(mu);         // ns/name of the PodGroup
+  std::map<std::string, int> running_pods GUARDED_BY(mu);          // per job
+  std::map<std::string, int> finished_pods GUARDED_BY(mu);         // per job
+  std::map<std::string, uint64_t> incarnation GUARDED_BY(mu);      // pod key → bumps on recreate/delete
+  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale
+      GUARDED_BY(mu);  // dropped events
   size_t arrivals_pending GUARDED_BY(mu) = 0;
   Resource running GUARDED_BY(mu);
   Resource allocatable GUARDED_BY(mu);
@@ -64,7 +67,8 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
 
   // The watch: schedules delivery of one event (or loses it until the next relist).
   void EmitLocked(SchedulerCache::EventType type, k8s::Object obj) REQUIRES(mu) {
-    const std::string key = std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
+    const std::string key =
+        std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
     ++stats.events_emitted;
     if (Roll(options.watch_drop_rate)) {
       ++stats.events_dropped;
@@ -163,7 +167,10 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     }
     const Duration run = job_specs.count(job) ? job_specs.at(job).run_time : Duration::zero();
     if (run > Duration::zero()) {
-      After(run, [key, inc](State& s) { s.mu.AssertHeld(); s.FinishLocked(key, inc); });
+      After(run, [key, inc](State& s) {
+        s.mu.AssertHeld();
+        s.FinishLocked(key, inc);
+      });
     }
   }
 
@@ -184,7 +191,10 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       r.finished = clock->Now();
       ++stats.jobs_finished;
       if (stats.jobs_running > 0 && r.all_started) --stats.jobs_running;
-      After(options.cleanup_delay, [job](State& s) { s.mu.AssertHeld(); s.CleanupLocked(job); });
+      After(options.cleanup_delay, [job](State& s) {
+        s.mu.AssertHeld();
+        s.CleanupLocked(job);
+      });
     }
   }
 
@@ -235,7 +245,10 @@ void SimCluster::Load(const SimWorkload& w) {
     const std::string key = Key(job.pod_group->metadata);
     s.job_specs[key] = job;
     ++s.arrivals_pending;
-    s.After(job.submit, [key](State& st) { st.mu.AssertHeld(); st.SubmitLocked(key); });
+    s.After(job.submit, [key](State& st) {
+      st.mu.AssertHeld();
+      st.SubmitLocked(key);
+    });
   }
   s.ScheduleRelist();
 }
@@ -247,7 +260,9 @@ void SimCluster::StopFaults() {
   state_->options.watch_drop_rate = 0;
 }
 
-Result<k8s::NodePtr> SimCluster::GetNode(const std::string& name) const { return state_->store.GetNode(name); }
+Result<k8s::NodePtr> SimCluster::GetNode(const std::string& name) const {
+  return state_->store.GetNode(name);
+}
 Result<k8s::PodPtr> SimCluster::GetPod(const std::string& ns, const std::string& name) const {
   return state_->store.GetPod(ns, name);
 }
@@ -273,8 +288,8 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
       continue;
     }
     if (!(*cur)->spec.node_name.empty()) {
-      out.push_back(Status::Conflict(fmt::format("pod {}/{} is already assigned to node \"{}\"", ns, name,
-                                                 (*cur)->spec.node_name)));
+      out.push_back(Status::Conflict(
+          fmt::format("pod {}/{} is already assigned to node \"{}\"", ns, name, (*cur)->spec.node_name)));
       continue;
     }
     if (!s.store.GetNode(ctx->node_name).ok()) {
@@ -283,12 +298,14 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
     }
     if (s.Roll(s.options.bind_error_rate)) {
       ++s.stats.bind_faults;
-      out.push_back(Status::Unavailable(fmt::format("injected: binding {}/{} failed: the server is unavailable", ns, name)));
+      out.push_back(Status::Unavailable(
+          fmt::format("injected: binding {}/{} failed: the server is unavailable", ns, name)));
       continue;
     }
     if (s.Roll(s.options.bind_conflict_rate)) {
       ++s.stats.bind_conflicts;
-      out.push_back(Status::Conflict(fmt::format("injected: Operation cannot be fulfilled on pods/binding \"{}\"", name)));
+      out.push_back(Status::Conflict(
+          fmt::format("injected: Operation cannot be fulfilled on pods/binding \"{}\"", name)));
       continue;
     }
     auto pod = std::make_shared<k8s::Pod>(**cur);
@@ -298,7 +315,10 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
     ++s.stats.binds;
     const std::string key = ns + "/" + name;
     const uint64_t inc = s.incarnation[key];
-    s.After(s.options.start_delay, [key, inc](State& st) { st.mu.AssertHeld(); st.StartLocked(key, inc); });
+    s.After(s.options.start_delay, [key, inc](State& st) {
+      st.mu.AssertHeld();
+      st.StartLocked(key, inc);
+    });
     out.push_back(Status::Ok());
   }
   return out;
@@ -312,7 +332,8 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
   if ((*cur)->metadata.deletion_timestamp) return Status::Ok();  // already terminating
   auto pod = std::make_shared<k8s::Pod>(**cur);
   pod->metadata.deletion_timestamp = WallMs(*s.clock);
-  pod->status.conditions.push_back({"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
+  pod->status.conditions.push_back(
+      {"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
   const std::string key = Key(pod->metadata);
   const bool was_running = pod->status.phase == "Running";
   s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
@@ -368,7 +389,8 @@ Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
   State& s = *state_;
   MutexLock lock(&s.mu);
   auto it = s.pod_groups.find(Key(pg.metadata));
-  if (it == s.pod_groups.end()) return Status::NotFound(fmt::format("podgroups \"{}\" not found", pg.metadata.name));
+  if (it == s.pod_groups.end())
+    return Status::NotFound(fmt::format("podgroups \"{}\" not found", pg.metadata.name));
   it->second.status = pg.status;
   it->second.metadata.resource_version = s.NextRv();
   ++s.stats.status_writes;

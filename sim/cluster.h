@@ -70,7 +70,11 @@ struct SimStats {
   std::map<std::string, uint64_t> recorded_events;  // reason → count (EventRecorder)
 };
 
-class SimCluster final : public ClusterSource, public Binder, public Evictor, public StatusUpdater, public EventRecorder {
+class SimCluster final : public ClusterSource,
+                         public Binder,
+                         public Evictor,
+                         public StatusUpdater,
+                         public EventRecorder {
  public:
   using Deliver = std::function<void(SchedulerCache::EventType, const k8s::Object&)>;
 

@@ -1,15 +1,15 @@
 #include "sim/runner.h"
 
-#include "session/allocate.h"
-
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <thread>
+
+#include "session/allocate.h"
 
 namespace volcache::sim {
 
@@ -27,7 +27,9 @@ Percentiles Summarize(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   p.mean = sum / static_cast<double>(v.size());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+  };
   p.p50 = at(0.5);
   p.p95 = at(0.95);
   p.max = v.back();
@@ -125,7 +127,8 @@ RunReport SimRun::Run() {
     const double t = Seconds(s.clock->Now() - t0);
     const uint64_t pending = st.jobs_submitted - st.jobs_running - st.jobs_finished;
     const std::string line = fmt::format(
-        "t={:>8.0f}s  jobs {} pending / {} running / {} done of {}  GPU {:5.1f}%  CPU {:5.1f}%  binds {:.0f}/s  "
+        "t={:>8.0f}s  jobs {} pending / {} running / {} done of {}  GPU {:5.1f}%  CPU {:5.1f}%  binds "
+        "{:.0f}/s  "
         "snapshot {:.3f} ms",
         t, pending, st.jobs_running, st.jobs_finished, s.workload.jobs.size(),
         total_gpu > 0 ? 100.0 * static_cast<double>(GpuMilli(running)) / total_gpu : 0.0,
@@ -204,7 +207,8 @@ RunReport SimRun::Run() {
   report.binds = c.binds_succeeded;
   report.bind_failures = c.binds_failed;
   report.evictions = c.evictions_ok;
-  report.binds_per_sim_second = report.simulated_seconds > 0 ? static_cast<double>(c.binds_succeeded) / report.simulated_seconds : 0;
+  report.binds_per_sim_second =
+      report.simulated_seconds > 0 ? static_cast<double>(c.binds_succeeded) / report.simulated_seconds : 0;
   report.sim = s.sim->stats();
 
   // Jobs.
@@ -235,7 +239,8 @@ RunReport SimRun::Run() {
     }
     if (j.all_started) {
       wait.push_back(Seconds(*j.all_started - j.submit));
-      q.gpu_seconds += static_cast<double>(j.gpus_milli) / 1000.0 * Seconds((j.finished ? *j.finished : end) - *j.all_started);
+      q.gpu_seconds += static_cast<double>(j.gpus_milli) / 1000.0 *
+                       Seconds((j.finished ? *j.finished : end) - *j.all_started);
     }
   }
   report.jobs_pending += s.workload.jobs.size() - report.jobs;  // not arrived yet
@@ -266,10 +271,12 @@ RunReport SimRun::Run() {
     std::lock_guard<std::mutex> lock(s.refused_mu);
     for (const auto& r : s.refused) report.errors.push_back("event refused: " + r);
     if (s.refused_count > s.refused.size()) {
-      report.errors.push_back(fmt::format("... and {} more refused events", s.refused_count - s.refused.size()));
+      report.errors.push_back(
+          fmt::format("... and {} more refused events", s.refused_count - s.refused.size()));
     }
   }
-  if (Status inv = s.runtime->cache().CheckInvariants(); !inv.ok()) report.errors.push_back("invariants: " + inv.message());
+  if (Status inv = s.runtime->cache().CheckInvariants(); !inv.ok())
+    report.errors.push_back("invariants: " + inv.message());
   if (std::string diff = s.runtime->cache().Compare(); !diff.empty()) {
     report.errors.push_back("cache differs from the cluster: " + diff);
   }
@@ -284,7 +291,8 @@ std::string RunReport::ToJson() const {
   j["makespan_seconds"] = makespan_seconds;
   j["all_finished"] = all_finished;
   j["stopped_by_limit"] = stopped_by_limit;
-  j["jobs"] = {{"total", jobs}, {"finished", jobs_finished}, {"running", jobs_running}, {"pending", jobs_pending}};
+  j["jobs"] = {
+      {"total", jobs}, {"finished", jobs_finished}, {"running", jobs_running}, {"pending", jobs_pending}};
   j["completion_seconds"] = PercentilesJson(completion_s);
   j["wait_seconds"] = PercentilesJson(wait_s);
   j["utilization"] = {{"gpu", gpu_utilization}, {"cpu", cpu_utilization}};
@@ -295,10 +303,15 @@ std::string RunReport::ToJson() const {
   j["session_ms"] = PercentilesJson(session_ms);
   auto qs = nlohmann::ordered_json::array();
   for (const auto& q : queues) {
-    qs.push_back({{"name", q.name}, {"weight", q.weight}, {"weight_fraction", q.weight_fraction},
-                  {"gpu_seconds", q.gpu_seconds}, {"gpu_fraction", q.gpu_fraction},
-                  {"contended_sessions", q.contended_sessions}, {"deserved_gpus", q.deserved_gpus},
-                  {"allocated_gpus", q.allocated_gpus}, {"jobs", q.jobs},
+    qs.push_back({{"name", q.name},
+                  {"weight", q.weight},
+                  {"weight_fraction", q.weight_fraction},
+                  {"gpu_seconds", q.gpu_seconds},
+                  {"gpu_fraction", q.gpu_fraction},
+                  {"contended_sessions", q.contended_sessions},
+                  {"deserved_gpus", q.deserved_gpus},
+                  {"allocated_gpus", q.allocated_gpus},
+                  {"jobs", q.jobs},
                   {"finished", q.finished}});
   }
   j["queues"] = qs;
@@ -317,28 +330,31 @@ std::string RunReport::ToJson() const {
 std::string RunReport::ToText() const {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  line(fmt::format("workload {}: {} jobs, {:.0f} s simulated in {:.1f} s wall{}", workload, jobs, simulated_seconds,
-                   wall_seconds, stopped_by_limit ? " (stopped at the time limit)" : ""));
+  line(fmt::format("workload {}: {} jobs, {:.0f} s simulated in {:.1f} s wall{}", workload, jobs,
+                   simulated_seconds, wall_seconds, stopped_by_limit ? " (stopped at the time limit)" : ""));
   line(fmt::format("jobs: {} finished, {} running, {} pending", jobs_finished, jobs_running, jobs_pending));
-  line(fmt::format("makespan {:.0f} s; completion mean {:.1f} s, p95 {:.1f} s; wait mean {:.1f} s, p95 {:.1f} s",
-                   makespan_seconds, completion_s.mean, completion_s.p95, wait_s.mean, wait_s.p95));
+  line(fmt::format(
+      "makespan {:.0f} s; completion mean {:.1f} s, p95 {:.1f} s; wait mean {:.1f} s, p95 {:.1f} s",
+      makespan_seconds, completion_s.mean, completion_s.p95, wait_s.mean, wait_s.p95));
   line(fmt::format("utilization: GPU {:.1f}%, CPU {:.1f}%", 100 * gpu_utilization, 100 * cpu_utilization));
-  line(fmt::format("binds: {} ok, {} failed ({:.1f}/simulated s); {} evictions; {} sessions, snapshot mean {:.3f} ms "
-                   "(max {:.3f}), session mean {:.3f} ms (max {:.3f})",
-                   binds, bind_failures, binds_per_sim_second, evictions, sessions, snapshot_ms.mean, snapshot_ms.max,
-                   session_ms.mean, session_ms.max));
+  line(fmt::format(
+      "binds: {} ok, {} failed ({:.1f}/simulated s); {} evictions; {} sessions, snapshot mean {:.3f} ms "
+      "(max {:.3f}), session mean {:.3f} ms (max {:.3f})",
+      binds, bind_failures, binds_per_sim_second, evictions, sessions, snapshot_ms.mean, snapshot_ms.max,
+      session_ms.mean, session_ms.max));
   if (!queues.empty()) {
     line("queue share (GPU time used vs weight; while contended, GPUs deserved by weight vs held):");
     for (const auto& q : queues) {
-      line(fmt::format("  {:<16} weight {:>3} ({:5.1f}%)  GPU time {:5.1f}%  contended {:>5} s: deserved {:7.1f} held "
-                       "{:7.1f}  jobs {}/{} finished",
-                       q.name, q.weight, 100 * q.weight_fraction, 100 * q.gpu_fraction, q.contended_sessions,
-                       q.deserved_gpus, q.allocated_gpus, q.finished, q.jobs));
+      line(fmt::format(
+          "  {:<16} weight {:>3} ({:5.1f}%)  GPU time {:5.1f}%  contended {:>5} s: deserved {:7.1f} held "
+          "{:7.1f}  jobs {}/{} finished",
+          q.name, q.weight, 100 * q.weight_fraction, 100 * q.gpu_fraction, q.contended_sessions,
+          q.deserved_gpus, q.allocated_gpus, q.finished, q.jobs));
     }
   }
   if (sim.bind_faults + sim.bind_conflicts + sim.events_dropped > 0) {
-    line(fmt::format("injected faults: {} bind errors, {} conflicts, {} watch events lost ({} relists)", sim.bind_faults,
-                     sim.bind_conflicts, sim.events_dropped, sim.relists));
+    line(fmt::format("injected faults: {} bind errors, {} conflicts, {} watch events lost ({} relists)",
+                     sim.bind_faults, sim.bind_conflicts, sim.events_dropped, sim.relists));
   }
   if (errors.empty()) {
     line("errors: none (invariants hold; cache consistent with the cluster)");

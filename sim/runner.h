@@ -28,11 +28,11 @@ struct RunOptions {
   std::string workload = "trace:philly";
   TraceOptions trace;
   SimOptions sim;
-  RuntimeOptions runtime;       // inline_execution is forced on
+  RuntimeOptions runtime;  // inline_execution is forced on
   SchedulerOptions scheduler;
-  Duration duration{};          // simulated time limit; 0 = until every job finished
+  Duration duration{};                             // simulated time limit; 0 = until every job finished
   Duration max_duration = std::chrono::hours(48);  // hard cap when duration is 0
-  double speed = 0;             // simulated seconds per wall second; 0 = as fast as possible
+  double speed = 0;  // simulated seconds per wall second; 0 = as fast as possible
   Duration step = std::chrono::milliseconds(20);
   // Progress: a line every `progress_every` of wall time ('\r'-updated when `progress_tty`).
   std::ostream* progress = nullptr;
@@ -71,8 +71,8 @@ struct RunReport {
   bool all_finished = false;
   bool stopped_by_limit = false;
   size_t jobs = 0, jobs_finished = 0, jobs_running = 0, jobs_pending = 0;
-  Percentiles completion_s;  // finished - submitted
-  Percentiles wait_s;        // whole gang running - submitted
+  Percentiles completion_s;                         // finished - submitted
+  Percentiles wait_s;                               // whole gang running - submitted
   double gpu_utilization = 0, cpu_utilization = 0;  // time-weighted, 0..1
   uint64_t binds = 0, bind_failures = 0, evictions = 0, sessions = 0;
   double binds_per_sim_second = 0;

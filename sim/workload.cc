@@ -31,7 +31,8 @@ k8s::NodePtr MakeNode(const std::string& name, int64_t cpu_milli, int64_t memory
   n->metadata.resource_version = "1";
   n->metadata.labels["kubernetes.io/hostname"] = name;
   if (!model.empty()) n->metadata.labels["nvidia.com/gpu.product"] = model;
-  k8s::ResourceList r{{"cpu", Quantity::FromMilli(cpu_milli)}, {"memory", Int(memory_bytes)}, {"pods", Int(110)}};
+  k8s::ResourceList r{
+      {"cpu", Quantity::FromMilli(cpu_milli)}, {"memory", Int(memory_bytes)}, {"pods", Int(110)}};
   if (gpus > 0) r.emplace_back("nvidia.com/gpu", Int(gpus));
   n->status.capacity = r;
   n->status.allocatable = r;
@@ -39,7 +40,8 @@ k8s::NodePtr MakeNode(const std::string& name, int64_t cpu_milli, int64_t memory
   return n;
 }
 
-std::shared_ptr<const k8s::Queue> MakeQueue(const std::string& name, int32_t weight, k8s::ResourceList capability) {
+std::shared_ptr<const k8s::Queue> MakeQueue(const std::string& name, int32_t weight,
+                                            k8s::ResourceList capability) {
   auto q = std::make_shared<k8s::Queue>();
   q->metadata.name = name;
   q->metadata.uid = "sim-queue-" + name;
@@ -112,7 +114,8 @@ Status ReadCsv(const std::string& path, size_t columns,
     if (n == 1 || line.empty()) continue;
     auto cells = SplitCsv(line);
     if (cells.size() < columns) {
-      return Status::InvalidArgument(fmt::format("{}:{}: {} columns, want {}", path, n, cells.size(), columns));
+      return Status::InvalidArgument(
+          fmt::format("{}:{}: {} columns, want {}", path, n, cells.size(), columns));
     }
     VC_RETURN_IF_ERROR(row(n, cells));
   }
@@ -123,13 +126,15 @@ Result<double> Number(const std::string& path, size_t line, const char* column, 
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    return Status::InvalidArgument(fmt::format("{}:{}: column {}: \"{}\" is not a number", path, line, column, text));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: column {}: \"{}\" is not a number", path, line, column, text));
   }
   return v;
 }
 
 void SortAndSlice(SimWorkload& w, const TraceOptions& o) {
-  std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
+  std::stable_sort(w.jobs.begin(), w.jobs.end(),
+                   [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
   w.total_jobs = w.jobs.size();
   size_t first = std::min(o.skip, w.jobs.size());
   size_t last = std::min(w.jobs.size(), first + o.max_jobs);
@@ -149,19 +154,23 @@ void SortAndSlice(SimWorkload& w, const TraceOptions& o) {
 Status CheckNotNegative(const k8s::ResourceList& list, const std::string& where) {
   for (const auto& [name, q] : list) {
     if (q.negative()) {
-      return Status::InvalidArgument(fmt::format("{}[{}]: negative quantity {} (must be >= 0)", where, name, q.ToDecimalString()));
+      return Status::InvalidArgument(
+          fmt::format("{}[{}]: negative quantity {} (must be >= 0)", where, name, q.ToDecimalString()));
     }
   }
   return Status::Ok();
 }
 
 Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
-  auto id = [](const k8s::ObjectMeta& m) { return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name; };
+  auto id = [](const k8s::ObjectMeta& m) {
+    return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+  };
   std::vector<std::pair<const k8s::ResourceList*, std::string>> fields;
   if (const auto* p = std::get_if<k8s::Pod>(&obj)) {
     const std::string who = fmt::format("{}: Pod {}: spec.", path, id(p->metadata));
     for (const char* kind : {"containers", "initContainers"}) {
-      const auto& list = std::string_view(kind) == "containers" ? p->spec.containers : p->spec.init_containers;
+      const auto& list =
+          std::string_view(kind) == "containers" ? p->spec.containers : p->spec.init_containers;
       for (size_t i = 0; i < list.size(); ++i) {
         fields.emplace_back(&list[i].requests, fmt::format("{}{}[{}].resources.requests", who, kind, i));
         fields.emplace_back(&list[i].limits, fmt::format("{}{}[{}].resources.limits", who, kind, i));
@@ -178,7 +187,8 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
     fields.emplace_back(&q->spec.deserved, who + "deserved");
     fields.emplace_back(&q->spec.guarantee, who + "guarantee.resource");
   } else if (const auto* pg = std::get_if<k8s::PodGroup>(&obj)) {
-    fields.emplace_back(&pg->spec.min_resources, fmt::format("{}: PodGroup {}: spec.minResources", path, id(pg->metadata)));
+    fields.emplace_back(&pg->spec.min_resources,
+                        fmt::format("{}: PodGroup {}: spec.minResources", path, id(pg->metadata)));
   }
   for (const auto& [list, where] : fields) {
     if (Status s = CheckNotNegative(*list, where); !s.ok()) return s;
@@ -238,12 +248,15 @@ Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& 
     std::string ts = c[0];
     std::replace(ts.begin(), ts.end(), ' ', 'T');
     auto t = k8s::ParseTimestamp(ts + "Z");
-    if (!t.ok()) return Status::InvalidArgument(fmt::format("{}:{}: column timestamp: {}", jobs_path, line, t.status().message()));
+    if (!t.ok())
+      return Status::InvalidArgument(
+          fmt::format("{}:{}: column timestamp: {}", jobs_path, line, t.status().message()));
     auto duration = Number(jobs_path, line, "duration", c[1]);
     if (!duration.ok()) return duration.status();
     auto gpus = Number(jobs_path, line, "num_gpus", c[2]);
     if (!gpus.ok()) return gpus.status();
-    if (*gpus < 1) return Status::InvalidArgument(fmt::format("{}:{}: column num_gpus: {} < 1", jobs_path, line, c[2]));
+    if (*gpus < 1)
+      return Status::InvalidArgument(fmt::format("{}:{}: column num_gpus: {} < 1", jobs_path, line, c[2]));
     const int64_t total_gpu = static_cast<int64_t>(*gpus);
     const int tasks = static_cast<int>((total_gpu + 7) / 8);
     const int64_t gpu_milli_each = total_gpu * 1000 / tasks;
@@ -256,7 +269,8 @@ Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& 
     return Status::Ok();
   }));
   for (auto& [t, job] : jobs) {
-    job.submit = Scaled(static_cast<double>(t - t_min) / 1000.0, o.time_scale * std::max(1e-9, o.arrival_scale));
+    job.submit =
+        Scaled(static_cast<double>(t - t_min) / 1000.0, o.time_scale * std::max(1e-9, o.arrival_scale));
     w.jobs.push_back(std::move(job));
   }
   SortAndSlice(w, o);
@@ -281,7 +295,8 @@ Result<SimWorkload> LoadAlibabaTrace(const std::string& dir, const TraceOptions&
   const std::string pods_path = dir + "/alibaba-openb-gpu-v2023/openb_pod_list_default.csv";
   VC_RETURN_IF_ERROR(ReadCsv(pods_path, 10, [&](size_t line, const std::vector<std::string>& c) -> Status {
     double v[6];
-    const char* names[] = {"cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "creation_time", "deletion_time"};
+    const char* names[] = {"cpu_milli", "memory_mib",    "num_gpu",
+                           "gpu_milli", "creation_time", "deletion_time"};
     const size_t cols[] = {1, 2, 3, 4, 8, 9};
     for (int i = 0; i < 6; ++i) {
       auto x = Number(pods_path, line, names[i], c[cols[i]]);
@@ -294,8 +309,10 @@ Result<SimWorkload> LoadAlibabaTrace(const std::string& dir, const TraceOptions&
       if (!s.ok()) return s.status();
       start = *s;
     }
-    const int64_t gpu_milli = v[2] <= 0 ? 0 : (v[2] == 1 ? static_cast<int64_t>(v[3]) : static_cast<int64_t>(v[2]) * 1000);
-    SimJob job = MakeJob(c[0], "default", 1, static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]) * kMiB, gpu_milli, o);
+    const int64_t gpu_milli =
+        v[2] <= 0 ? 0 : (v[2] == 1 ? static_cast<int64_t>(v[3]) : static_cast<int64_t>(v[2]) * 1000);
+    SimJob job = MakeJob(c[0], "default", 1, static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]) * kMiB,
+                         gpu_milli, o);
     job.submit = Scaled(v[4], o.time_scale * std::max(1e-9, o.arrival_scale));
     job.run_time = Scaled(std::max(1.0, v[5] - start), o.time_scale);
     w.jobs.push_back(std::move(job));
@@ -327,7 +344,9 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
       auto annotation = [&](const char* name, const char* fallback) -> Result<Duration> {
         auto it = pg->metadata.annotations.find(name);
         auto d = ParseDuration(it == pg->metadata.annotations.end() ? fallback : it->second);
-        if (!d.ok()) return d.status().WithPrefix(fmt::format("{}: PodGroup {} metadata.annotations[{}]", path, key, name));
+        if (!d.ok())
+          return d.status().WithPrefix(
+              fmt::format("{}: PodGroup {} metadata.annotations[{}]", path, key, name));
         return d;
       };
       auto submit = annotation("volcache.io/sim-submit", "0s");
@@ -343,7 +362,8 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
     } else if (auto* p = std::get_if<k8s::Pod>(&obj)) {
       pods.push_back(std::move(*p));
     } else {
-      return Status::InvalidArgument(fmt::format("{}: {} is not something the simulator runs", path, k8s::KindOf(obj)));
+      return Status::InvalidArgument(
+          fmt::format("{}: {} is not something the simulator runs", path, k8s::KindOf(obj)));
     }
   }
   for (auto& p : pods) {
@@ -354,10 +374,12 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
     // server does; such a pod would wait forever in the simulated cluster, so say so.
     if (p.spec.node_name.empty() && p.spec.scheduler_name != o.scheduler_name) {
       return Status::InvalidArgument(fmt::format(
-          "{}: Pod {}/{}: spec.schedulerName is \"{}\"{}, but the simulated cluster runs only scheduler \"{}\": "
+          "{}: Pod {}/{}: spec.schedulerName is \"{}\"{}, but the simulated cluster runs only scheduler "
+          "\"{}\": "
           "set spec.schedulerName: {} (or bind the pod with spec.nodeName)",
           path, p.metadata.namespace_, p.metadata.name, p.spec.scheduler_name,
-          p.spec.scheduler_name == "default-scheduler" ? " (the API server's default when it is not set)" : "",
+          p.spec.scheduler_name == "default-scheduler" ? " (the API server's default when it is not set)"
+                                                       : "",
           o.scheduler_name, o.scheduler_name));
     }
     if (p.status.phase.empty()) p.status.phase = "Pending";
@@ -380,13 +402,15 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
     const std::string key = p.metadata.namespace_ + "/" + g->second;
     auto it = jobs.find(key);
     if (it == jobs.end()) {
-      return Status::InvalidArgument(fmt::format("{}: Pod {}/{}: metadata.annotations[{}]: no PodGroup {} in the file",
-                                                 path, p.metadata.namespace_, p.metadata.name, kGroupAnnotation, key));
+      return Status::InvalidArgument(
+          fmt::format("{}: Pod {}/{}: metadata.annotations[{}]: no PodGroup {} in the file", path,
+                      p.metadata.namespace_, p.metadata.name, kGroupAnnotation, key));
     }
     it->second.pods.push_back(std::make_shared<const k8s::Pod>(std::move(p)));
   }
   for (auto& [key, job] : jobs) w.jobs.push_back(std::move(job));
-  std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
+  std::stable_sort(w.jobs.begin(), w.jobs.end(),
+                   [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
   return w;
 }
 
@@ -397,16 +421,17 @@ Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& o)
   } else if (spec == "trace:alibaba") {
     w = LoadAlibabaTrace(DataDir() + "/traces", o);
   } else if (spec.rfind("trace:", 0) == 0) {
-    return Status::InvalidArgument("workload \"" + spec + "\": known traces are trace:philly and trace:alibaba");
+    return Status::InvalidArgument("workload \"" + spec +
+                                   "\": known traces are trace:philly and trace:alibaba");
   } else {
     w = LoadManifests(spec, o);
   }
   if (!w.ok()) return w;
   if (w->jobs.empty()) {
     if (spec.rfind("trace:", 0) == 0) {
-      return Status::InvalidArgument(fmt::format(
-          "workload {}: --skip {} --jobs {} selects no jobs: the trace has {} jobs; lower --skip", spec, o.skip,
-          o.max_jobs, w->total_jobs));
+      return Status::InvalidArgument(
+          fmt::format("workload {}: --skip {} --jobs {} selects no jobs: the trace has {} jobs; lower --skip",
+                      spec, o.skip, o.max_jobs, w->total_jobs));
     }
     return Status::InvalidArgument(fmt::format("workload {}: no PodGroups or Pods to run", spec));
   }

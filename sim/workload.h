@@ -12,8 +12,8 @@
 //    aggregate GPU-share model: `nvidia.com/gpu` is accounted in milli-GPUs per node, not per
 //    physical card.
 // Time: arrivals and run times are divided by `time_scale` (60: a trace minute is a simulated
-// second); arrivals additionally by `arrival_scale`. A slice starts at the `skip`-th job in arrival order and holds `max_jobs` jobs.
-// Thread-safety: plain values.
+// second); arrivals additionally by `arrival_scale`. A slice starts at the `skip`-th job in arrival order and
+// holds `max_jobs` jobs. Thread-safety: plain values.
 
 #include <chrono>
 #include <memory>

@@ -11,7 +11,9 @@ namespace volcache::testing {
 const std::string& SharedDataDir() {
   static const std::string dir = [] {
     if (const char* env = std::getenv("VOLCACHE_DATA_DIR"); env && *env) return std::string(env);
-    return (std::filesystem::path(VOLCACHE_SOURCE_DIR) / ".." / "shared" / "data").lexically_normal().string();
+    return (std::filesystem::path(VOLCACHE_SOURCE_DIR) / ".." / "shared" / "data")
+        .lexically_normal()
+        .string();
   }();
   if (!std::filesystem::is_directory(dir)) {
     std::fprintf(stderr, "shared test data not found at %s (set VOLCACHE_DATA_DIR)\n", dir.c_str());

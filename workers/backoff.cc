@@ -25,7 +25,8 @@ void Backoff::Reset() {
   steps_ = 0;
 }
 
-LogThrottle::LogThrottle(std::shared_ptr<Clock> clock, Duration window) : clock_(std::move(clock)), window_(window) {}
+LogThrottle::LogThrottle(std::shared_ptr<Clock> clock, Duration window)
+    : clock_(std::move(clock)), window_(window) {}
 
 bool LogThrottle::ShouldLog(const std::string& key, const std::string& message, uint64_t* suppressed) {
   const TimePoint now = clock_->Now();

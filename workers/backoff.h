@@ -28,9 +28,9 @@ namespace volcache {
 
 struct BackoffOptions {
   Duration initial = std::chrono::milliseconds(800);
-  double factor = 2.0;                       // >= 1
-  Duration max = std::chrono::seconds(30);   // cap on the step (before jitter)
-  double jitter = 0.1;                       // >= 0: a step d is d * (1 + U[0, jitter))
+  double factor = 2.0;                      // >= 1
+  Duration max = std::chrono::seconds(30);  // cap on the step (before jitter)
+  double jitter = 0.1;                      // >= 0: a step d is d * (1 + U[0, jitter))
 };
 
 class Backoff {

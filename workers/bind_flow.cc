@@ -61,8 +61,8 @@ std::string Describe(const BindContext& ctx) {
 
 class BindFlow::Core : public std::enable_shared_from_this<Core> {
  public:
-  Core(BindFlowOptions options, std::shared_ptr<Clock> clock, Binder* binder, const PreBinderRegistry* pre_binders,
-       BindOutcomeHandler* handler, Executor* dispatch)
+  Core(BindFlowOptions options, std::shared_ptr<Clock> clock, Binder* binder,
+       const PreBinderRegistry* pre_binders, BindOutcomeHandler* handler, Executor* dispatch)
       : options_(options),
         clock_(std::move(clock)),
         binder_(binder),
@@ -124,13 +124,13 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
   Executor* const dispatch_;
 
   mutable std::mutex mu_;
-  std::condition_variable not_full_;  // the channel has room, or Stop began
-  std::condition_variable progress_;  // in_flight_ or ticks_running_ went down, or Stop ended
+  std::condition_variable not_full_;                  // the channel has room, or Stop began
+  std::condition_variable progress_;                  // in_flight_ or ticks_running_ went down, or Stop ended
   std::deque<std::unique_ptr<BindContext>> channel_;  // guarded by mu_; size <= capacity
   State state_ = State::kRunning;                     // guarded by mu_; only moves forward
   // Set by Stop(drain=false): batches that have not started hand their contexts back.
-  bool abort_ = false;  // guarded by mu_
-  bool started_ = false;  // guarded by mu_
+  bool abort_ = false;     // guarded by mu_
+  bool started_ = false;   // guarded by mu_
   uint64_t timer_id_ = 0;  // guarded by mu_; the pending tick, 0 if none
   int ticks_running_ = 0;  // guarded by mu_; OnTick calls between their start and reschedule
   // Contexts taken from the channel whose outcome call has not returned yet (batches on the
@@ -139,7 +139,7 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
   // Contexts that were queued at the last tick but found the in-flight bound full: they go
   // out as soon as batches complete, not one tick later (guarded by mu_).
   size_t backlog_ = 0;
-  Stats counters_;        // guarded by mu_; queued/in_flight filled in by stats()
+  Stats counters_;  // guarded by mu_; queued/in_flight filled in by stats()
   std::shared_ptr<const std::function<void(size_t, Duration)>> observer_;  // guarded by mu_
 };
 
@@ -148,7 +148,8 @@ thread_local const BindFlow::Core* BindFlow::Core::CallbackScope::current_ = nul
 Status BindFlow::Core::Push(std::unique_ptr<BindContext> ctx) {
   if (ctx == nullptr) return Status::InvalidArgument("bind-flow Push of a null BindContext");
   std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [&] { return state_ != State::kRunning || channel_.size() < options_.channel_capacity; });
+  not_full_.wait(lock,
+                 [&] { return state_ != State::kRunning || channel_.size() < options_.channel_capacity; });
   if (state_ != State::kRunning) {
     return Status::Cancelled("bind-flow stopped; bind of " + Describe(*ctx) + " not queued");
   }
@@ -277,8 +278,9 @@ void BindFlow::Core::RunBatch(Batch& batch) {
   if (!to_bind.empty()) {
     std::vector<Status> bound = binder_->Bind(to_bind);
     if (bound.size() != to_bind.size()) {
-      const Status broken = Status::Internal("binder returned " + std::to_string(bound.size()) +
-                                             " results for a batch of " + std::to_string(to_bind.size()) + " tasks");
+      const Status broken =
+          Status::Internal("binder returned " + std::to_string(bound.size()) + " results for a batch of " +
+                           std::to_string(to_bind.size()) + " tasks");
       for (size_t i : to_bind_index) results[i] = broken;
     } else {
       for (size_t j = 0; j < to_bind_index.size(); ++j) results[to_bind_index[j]] = std::move(bound[j]);
@@ -402,8 +404,8 @@ BindFlow::Stats BindFlow::Core::stats() const {
 }
 
 void BindFlow::Core::SetObserver(std::function<void(size_t, Duration)> observer) {
-  auto shared = observer ? std::make_shared<const std::function<void(size_t, Duration)>>(std::move(observer))
-                         : nullptr;
+  auto shared =
+      observer ? std::make_shared<const std::function<void(size_t, Duration)>>(std::move(observer)) : nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   observer_ = std::move(shared);
 }

@@ -53,8 +53,8 @@ class BindOutcomeHandler {
 };
 
 struct BindFlowOptions {
-  size_t channel_capacity = 5000;  // >= 1
-  size_t batch_size = 1;           // BATCH_BIND_NUM, >= 1 (Volcano's default 1)
+  size_t channel_capacity = 5000;                 // >= 1
+  size_t batch_size = 1;                          // BATCH_BIND_NUM, >= 1 (Volcano's default 1)
   Duration tick = std::chrono::milliseconds(20);  // > 0
   size_t max_concurrent_binds = 256;              // contexts in flight, >= 1
 };
@@ -137,7 +137,7 @@ class BindFlow {
   void SetObserver(std::function<void(size_t batch_size, Duration latency)> observer);
 
  private:
-  class Core;                   // shared with the tick timer (weakly) and batches in flight
+  class Core;  // shared with the tick timer (weakly) and batches in flight
   std::shared_ptr<Core> core_;
 };
 

@@ -29,7 +29,7 @@ struct RealClock::TimerState {
   using Timers = std::multimap<TimePoint, std::pair<uint64_t, std::function<void()>>>;
 
   Mutex mu;
-  CondVar cv;                                                    // new earliest timer, or stop
+  CondVar cv;  // new earliest timer, or stop
   Timers timers GUARDED_BY(mu);
   std::unordered_map<uint64_t, Timers::iterator> by_id GUARDED_BY(mu);  // mirrors timers
   uint64_t next_id GUARDED_BY(mu) = 1;

@@ -290,7 +290,8 @@ Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view ke
   return ConvTime(c, *v, fp, out);
 }
 
-Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view key, std::optional<TimeMs>* out) {
+Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view key,
+               std::optional<TimeMs>* out) {
   const json* v = Find(obj, key);
   if (v == nullptr) return Status::Ok();
   const Path fp = p.Field(key);
@@ -483,8 +484,7 @@ Status DecodeSpecAndStatus(const Ctx& c, const json& j, SpecFn&& spec_fn, Status
 
 Status DecodePodBody(const Ctx& c, const json& j, Pod* pod) {
   VC_RETURN_IF_ERROR(DecodeSpecAndStatus(
-      c, j,
-      [&](const json& s, const Path& p) { return DecodePodSpec(c, s, p, &pod->spec); },
+      c, j, [&](const json& s, const Path& p) { return DecodePodSpec(c, s, p, &pod->spec); },
       [&](const json& s, const Path& p) { return DecodePodStatus(c, s, p, &pod->status); }));
   if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
   return Status::Ok();
@@ -666,8 +666,9 @@ Result<KindId> Classify(const Ctx& c, std::string_view api_version, std::string_
     bool known_version = false;
     for (std::string_view v : k.versions) known_version = known_version || (!v.empty() && v == version);
     if (!known_version) {
-      return c.Error(Path().Field("apiVersion"),
-                     fmt::format("unsupported version \"{}\" for {} (group \"{}\")", api_version, kind, k.group));
+      return c.Error(
+          Path().Field("apiVersion"),
+          fmt::format("unsupported version \"{}\" for {} (group \"{}\")", api_version, kind, k.group));
     }
     return k.id;
   }
@@ -806,8 +807,9 @@ Result<ObjectList> DecodeListValue(const json& j) {
   if (const json* meta = Find(j, "metadata")) {
     const Path mp = root.Field("metadata");
     if (!meta->is_object()) return list_error(mp, "expected object, got " + TypeName(*meta));
-    for (auto [key, out] : {std::pair<std::string_view, std::string*>{"resourceVersion", &list.resource_version},
-                            {"continue", &list.continue_token}}) {
+    for (auto [key, out] :
+         {std::pair<std::string_view, std::string*>{"resourceVersion", &list.resource_version},
+          {"continue", &list.continue_token}}) {
       if (const json* v = Find(*meta, key)) {
         if (!v->is_string()) return list_error(mp.Field(key), "expected string, got " + TypeName(*v));
         *out = v->get_ref<const std::string&>();
@@ -1052,7 +1054,8 @@ class JsonBuilder final : public YAML::EventHandler {
   }
 
   void Fail(const YAML::Mark& mark, std::string_view problem) {
-    if (error_.ok()) error_ = Status::InvalidArgument(fmt::format("invalid YAML: {}{}", YamlWhere(mark), problem));
+    if (error_.ok())
+      error_ = Status::InvalidArgument(fmt::format("invalid YAML: {}{}", YamlWhere(mark), problem));
   }
 
   bool Spend(const YAML::Mark& mark, size_t nodes) {
@@ -1064,7 +1067,9 @@ class JsonBuilder final : public YAML::EventHandler {
     return true;
   }
 
-  bool AwaitingKey() const { return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().have_key; }
+  bool AwaitingKey() const {
+    return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().have_key;
+  }
 
   void SetKey(std::string key) {
     stack_.back().key = std::move(key);
@@ -1117,7 +1122,8 @@ class JsonBuilder final : public YAML::EventHandler {
       *out = s;
       return true;
     }
-    if (tag == "tag:yaml.org,2002:null" || s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+    if (tag == "tag:yaml.org,2002:null" || s.empty() || s == "~" || s == "null" || s == "Null" ||
+        s == "NULL") {
       *out = nullptr;
       return true;
     }
@@ -1145,7 +1151,8 @@ class JsonBuilder final : public YAML::EventHandler {
       // Beyond 64 bits: keep the text (a quantity can still be exact).
     }
     if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:bool") {
-      Fail(mark, fmt::format("\"{}\" is not a valid {}", s.size() <= 64 ? s : s.substr(0, 64), tag.substr(18)));
+      Fail(mark,
+           fmt::format("\"{}\" is not a valid {}", s.size() <= 64 ? s : s.substr(0, 64), tag.substr(18)));
       return false;
     }
     *out = s;
@@ -1207,7 +1214,8 @@ Result<std::vector<Document>> ParseYamlStream(std::string_view text) {
       // stuck on a token it cannot place (and would repeat it forever).
       const YAML::Mark& start = builder.start_mark();
       if (start.pos == previous_pos) {
-        const char ch = static_cast<size_t>(start.pos) < text.size() ? text[static_cast<size_t>(start.pos)] : '?';
+        const char ch =
+            static_cast<size_t>(start.pos) < text.size() ? text[static_cast<size_t>(start.pos)] : '?';
         return Status::InvalidArgument(
             fmt::format("invalid YAML: {}unexpected '{}'", YamlWhere(start), std::string(1, ch)));
       }
@@ -1306,8 +1314,9 @@ bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 Result<TimeMs> ParseTimestamp(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return Status::InvalidArgument(fmt::format("invalid timestamp \"{}\": {} (want RFC 3339, e.g. 2006-01-02T15:04:05Z)",
-                                               text.size() <= 64 ? text : text.substr(0, 64), why));
+    return Status::InvalidArgument(
+        fmt::format("invalid timestamp \"{}\": {} (want RFC 3339, e.g. 2006-01-02T15:04:05Z)",
+                    text.size() <= 64 ? text : text.substr(0, 64), why));
   };
   size_t pos = 0;
   auto digits = [&](size_t n, int* out) {

@@ -113,7 +113,8 @@ class Reader {
       ++p_;
     } else if (*p_ >= '1' && *p_ <= '9') {
       while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
-        if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(*p_ - '0'), &v)) {
+        if (__builtin_mul_overflow(v, 10u, &v) ||
+            __builtin_add_overflow(v, static_cast<uint64_t>(*p_ - '0'), &v)) {
           return false;
         }
         ++p_;
@@ -211,7 +212,7 @@ class Reader {
  private:
   void SkipWs() {
     // API servers write no whitespace between tokens: test for that first.
-    if (p_ < end_ && static_cast<uint8_t>(*p_) > ' ') return;
+    if (p_<end_&& static_cast<uint8_t>(*p_)> ' ') return;
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
@@ -235,8 +236,8 @@ class Reader {
       const __m128i space = _mm_set1_epi8(' ');
       while (end_ - p_ >= 16) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-        const __m128i special =
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
+        const __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
         const int mask = _mm_movemask_epi8(special);
         if (mask != 0) {
           p_ += __builtin_ctz(static_cast<unsigned>(mask));
@@ -311,16 +312,34 @@ class Reader {
     if (p_ == end_) return false;
     const char c = *p_++;
     switch (c) {
-      case '"': buf->push_back('"'); return true;
-      case '\\': buf->push_back('\\'); return true;
-      case '/': buf->push_back('/'); return true;
-      case 'b': buf->push_back('\b'); return true;
-      case 'f': buf->push_back('\f'); return true;
-      case 'n': buf->push_back('\n'); return true;
-      case 'r': buf->push_back('\r'); return true;
-      case 't': buf->push_back('\t'); return true;
-      case 'u': break;
-      default: return false;
+      case '"':
+        buf->push_back('"');
+        return true;
+      case '\\':
+        buf->push_back('\\');
+        return true;
+      case '/':
+        buf->push_back('/');
+        return true;
+      case 'b':
+        buf->push_back('\b');
+        return true;
+      case 'f':
+        buf->push_back('\f');
+        return true;
+      case 'n':
+        buf->push_back('\n');
+        return true;
+      case 'r':
+        buf->push_back('\r');
+        return true;
+      case 't':
+        buf->push_back('\t');
+        return true;
+      case 'u':
+        break;
+      default:
+        return false;
     }
     uint32_t cp = 0;
     if (!Hex4(&cp)) return false;
@@ -384,10 +403,14 @@ class Reader {
   bool SkipValue(int depth) {
     std::string_view ignored;
     switch (Peek()) {
-      case '"': return Str(&ignored, &skip_buf_);
-      case 't': return Literal("true");
-      case 'f': return Literal("false");
-      case 'n': return Literal("null");
+      case '"':
+        return Str(&ignored, &skip_buf_);
+      case 't':
+        return Literal("true");
+      case 'f':
+        return Literal("false");
+      case 'n':
+        return Literal("null");
       case '{':
       case '[': {
         const char close = *p_ == '{' ? '}' : ']';
@@ -532,8 +555,8 @@ bool ReadResourceList(Reader& r, ResourceList* out) {
   // The reference lists entries in key order, the last of duplicate keys winning.
   auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
   if (!std::is_sorted(list.begin(), list.end(), by_key) ||
-      std::adjacent_find(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first == b.first; }) !=
-          list.end()) {
+      std::adjacent_find(list.begin(), list.end(),
+                         [](const auto& a, const auto& b) { return a.first == b.first; }) != list.end()) {
     std::stable_sort(list.begin(), list.end(), by_key);
     ResourceList unique;
     for (size_t i = 0; i < list.size(); ++i) {
@@ -663,7 +686,8 @@ bool ReadToleration(Reader& r, Toleration* t) {
         if (k == "operator") return seen.Add(1) && ReadStr(r, &t->operator_);
         if (k == "value") return seen.Add(2) && ReadStr(r, &t->value);
         if (k == "effect") return seen.Add(3) && ReadStr(r, &t->effect);
-        if (k == "tolerationSeconds") return seen.Add(4) && ReadOpt<int64_t>(r, &t->toleration_seconds, ReadInt64);
+        if (k == "tolerationSeconds")
+          return seen.Add(4) && ReadOpt<int64_t>(r, &t->toleration_seconds, ReadInt64);
         return r.Skip();
       })) {
     return false;
@@ -736,7 +760,8 @@ bool ReadPodSpec(Reader& r, PodSpec* spec) {
     }
     if (k == "affinity") return seen.Add(9) && ReadAffinity(r, spec);
     if (k == "volumes") return seen.Add(10) && ReadObjects(r, [&] { return ReadVolume(r, spec); });
-    if (k == "schedulingGates") return seen.Add(11) && ReadObjects(r, [&] { return ReadSchedulingGate(r, spec); });
+    if (k == "schedulingGates")
+      return seen.Add(11) && ReadObjects(r, [&] { return ReadSchedulingGate(r, spec); });
     if (k == "hostNetwork") return seen.Add(12) && ReadBool(r, &spec->host_network);
     return r.Skip();
   });
@@ -970,7 +995,8 @@ bool FastDecodeList(std::string_view text, ObjectList* out) {
         if (!seen.Add(3) || !seen.Has(0)) return false;
         if (r.Null()) return true;
         const std::string default_kind = kind.substr(0, kind.size() - 4);
-        return r.Arr([&] { return ReadFastObject(r, default_kind, api_version, &out->items.emplace_back()); });
+        return r.Arr(
+            [&] { return ReadFastObject(r, default_kind, api_version, &out->items.emplace_back()); });
       }
       return r.Skip();
     });

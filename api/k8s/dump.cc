@@ -53,7 +53,10 @@ json J(const std::vector<T>& v) {
 }
 
 json J(const OwnerReference& r) {
-  return {{"api_version", r.api_version}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid},
+  return {{"api_version", r.api_version},
+          {"kind", r.kind},
+          {"name", r.name},
+          {"uid", r.uid},
           {"controller", r.controller}};
 }
 
@@ -72,22 +75,30 @@ json J(const ObjectMeta& m) {
 }
 
 json J(const ContainerPort& p) {
-  return {{"container_port", p.container_port}, {"host_port", p.host_port}, {"protocol", p.protocol},
+  return {{"container_port", p.container_port},
+          {"host_port", p.host_port},
+          {"protocol", p.protocol},
           {"host_ip", p.host_ip}};
 }
 
 json J(const Container& c) {
-  return {{"name", c.name},         {"image", c.image}, {"requests", J(c.requests)}, {"limits", J(c.limits)},
-          {"ports", J(c.ports)},    {"restart_policy", c.restart_policy}};
+  return {{"name", c.name},        {"image", c.image},    {"requests", J(c.requests)},
+          {"limits", J(c.limits)}, {"ports", J(c.ports)}, {"restart_policy", c.restart_policy}};
 }
 
 json J(const Toleration& t) {
-  return {{"key", t.key},       {"operator", t.operator_}, {"value", t.value}, {"effect", t.effect},
+  return {{"key", t.key},
+          {"operator", t.operator_},
+          {"value", t.value},
+          {"effect", t.effect},
           {"toleration_seconds", J(t.toleration_seconds)}};
 }
 
 json J(const PodCondition& c) {
-  return {{"type", c.type},       {"status", c.status}, {"reason", c.reason}, {"message", c.message},
+  return {{"type", c.type},
+          {"status", c.status},
+          {"reason", c.reason},
+          {"message", c.message},
           {"last_transition_time", c.last_transition_time}};
 }
 
@@ -136,8 +147,12 @@ json J(const Node& n) {
 }
 
 json J(const PodGroupCondition& c) {
-  return {{"type", c.type},     {"status", c.status}, {"transition_id", c.transition_id},
-          {"last_transition_time", c.last_transition_time}, {"reason", c.reason}, {"message", c.message}};
+  return {{"type", c.type},
+          {"status", c.status},
+          {"transition_id", c.transition_id},
+          {"last_transition_time", c.last_transition_time},
+          {"reason", c.reason},
+          {"message", c.message}};
 }
 
 json J(const PodGroup& pg) {
@@ -178,12 +193,16 @@ json J(const Queue& q) {
 }
 
 json J(const PriorityClass& pc) {
-  return {{"metadata", J(pc.metadata)}, {"value", pc.value}, {"global_default", pc.global_default},
+  return {{"metadata", J(pc.metadata)},
+          {"value", pc.value},
+          {"global_default", pc.global_default},
           {"preemption_policy", pc.preemption_policy}};
 }
 
 json J(const ResourceQuota& rq) {
-  return {{"metadata", J(rq.metadata)}, {"spec_hard", J(rq.spec_hard)}, {"status_hard", J(rq.status_hard)},
+  return {{"metadata", J(rq.metadata)},
+          {"spec_hard", J(rq.spec_hard)},
+          {"status_hard", J(rq.status_hard)},
           {"status_used", J(rq.status_used)}};
 }
 

@@ -54,11 +54,16 @@ std::string DescribeObject(const Object& obj) {
 
 std::string_view WatchEventTypeName(WatchEventType t) {
   switch (t) {
-    case WatchEventType::kAdded: return "ADDED";
-    case WatchEventType::kModified: return "MODIFIED";
-    case WatchEventType::kDeleted: return "DELETED";
-    case WatchEventType::kBookmark: return "BOOKMARK";
-    case WatchEventType::kError: return "ERROR";
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
   }
   return "UNKNOWN";
 }

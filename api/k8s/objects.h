@@ -75,7 +75,7 @@ struct Toleration {
   std::string key;
   std::string operator_;  // "Equal" (default) or "Exists"
   std::string value;
-  std::string effect;     // "" means all effects
+  std::string effect;  // "" means all effects
   std::optional<int64_t> toleration_seconds;
 };
 
@@ -162,7 +162,7 @@ using NodePtr = std::shared_ptr<const Node>;
 // ------------------------------------------------- scheduling.volcano.sh PodGroup
 
 struct PodGroupCondition {
-  std::string type;    // Unschedulable, Scheduled
+  std::string type;  // Unschedulable, Scheduled
   std::string status;
   std::string transition_id;
   TimeMs last_transition_time = 0;
@@ -255,17 +255,17 @@ std::string DescribeObject(const Object& obj);
 
 // A List object (PodList, NodeList, ...).
 struct ObjectList {
-  std::string kind;               // e.g. "PodList"
-  std::string resource_version;   // metadata.resourceVersion
-  std::string continue_token;     // metadata.continue
+  std::string kind;              // e.g. "PodList"
+  std::string resource_version;  // metadata.resourceVersion
+  std::string continue_token;    // metadata.continue
   std::vector<Object> items;
 };
 
 // A Kubernetes `Status` object (errors, and the object of an ERROR watch event).
 struct ApiStatus {
-  std::string status;   // "Failure"
+  std::string status;  // "Failure"
   std::string message;
-  std::string reason;   // e.g. "Expired", "Gone", "Conflict", "AlreadyExists"
+  std::string reason;  // e.g. "Expired", "Gone", "Conflict", "AlreadyExists"
   int32_t code = 0;
 };
 

@@ -12,7 +12,9 @@ namespace {
 class FailingPreBinder final : public volcache::PreBinder {
  public:
   std::string_view Name() const override { return "always-fails"; }
-  volcache::Status PreBind(volcache::BindContext&) override { return volcache::Status::Unavailable("volume not ready"); }
+  volcache::Status PreBind(volcache::BindContext&) override {
+    return volcache::Status::Unavailable("volume not ready");
+  }
   void PreBindRollBack(volcache::BindContext&) override {}
 };
 

@@ -33,7 +33,8 @@ volcache::Status GpuBindHandler::SetupBindContextExtension(const void*, volcache
   if (gpus == 0) return volcache::Status::Ok();
   auto ids = alloc_->Reserve(ctx.node_name, gpus);
   if (ids.empty()) {
-    return volcache::Status::FailedPrecondition("no " + std::to_string(gpus) + " free GPU devices on " + ctx.node_name);
+    return volcache::Status::FailedPrecondition("no " + std::to_string(gpus) + " free GPU devices on " +
+                                                ctx.node_name);
   }
   auto ext = std::make_unique<GpuExtension>();
   ext->device_ids = std::move(ids);

@@ -113,7 +113,9 @@ const char kFullNode[] = R"({"kind":"Node","apiVersion":"v1","metadata":{"name":
 // Inputs that exercise one rule each; most are handled by the fast path, some must fall back.
 std::vector<std::string> Corners() {
   const std::string meta = R"("metadata":{"name":"p","namespace":"n"})";
-  auto pod = [&](const std::string& rest) { return R"({"kind":"Pod","apiVersion":"v1",)" + meta + rest + "}"; };
+  auto pod = [&](const std::string& rest) {
+    return R"({"kind":"Pod","apiVersion":"v1",)" + meta + rest + "}";
+  };
   return {
       kFullPod,
       pod(""),
@@ -153,10 +155,11 @@ std::vector<std::string> Corners() {
       R"({"kind":"Node","metadata":{"name":"n"},"status":{"images":[{"sizeBytes":9223372036854775808}]}})",
       R"({"kind":"Node","metadata":{"name":"n"},"status":{"phase":"x"},"status":{"capacity":{}}})",
       Watch("ADDED", kFullNode),
-      Watch("DELETED", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"},"status":{"capacity":{"cpu":"x"}}})"),
+      Watch("DELETED",
+            R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"},"status":{"capacity":{"cpu":"x"}}})"),
       Watch("BOOKMARK", R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"9"}})"),
-      R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":[)" + std::string(kFullNode) +
-          R"(,{"metadata":{"name":"m"}}]})",
+      R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":[)" +
+          std::string(kFullNode) + R"(,{"metadata":{"name":"m"}}]})",
       R"({"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"m"},"spec":{"taints":{}}}]})",
       R"({"kind":"NodeList","apiVersion":"v1","items":[{"kind":"Pod","metadata":{"name":"p"}}]})",
       // Duplicates: the last one wins in the reference.
@@ -227,8 +230,8 @@ std::vector<std::string> Corners() {
       R"({"type":"ADDED"})",
       R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p"}},"extra":[1,{"a":"b"}]})",
       // Lists.
-      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c"},"items":[)" + pod("") +
-          "," + R"({"metadata":{"name":"q","namespace":"n"}})" + "]}",
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c"},"items":[)" +
+          pod("") + "," + R"({"metadata":{"name":"q","namespace":"n"}})" + "]}",
       R"({"kind":"List","apiVersion":"v1","items":[)" + pod("") + "]}",
       R"({"kind":"List","apiVersion":"v1","items":[{"metadata":{"name":"q"}}]})",
       R"({"kind":"PodList","items":[{"metadata":{"name":"q"}}]})",
@@ -292,7 +295,8 @@ TEST(DecodeFastDifferential, NodesTakeTheFastPath) {
   EXPECT_EQ(n.status.images[0].names.size(), 2u);
   EXPECT_EQ(n.status.images[0].size_bytes, 142000000);
   // Invalid nodes are left to the reference, which names the field.
-  EXPECT_FALSE(FastDecodeObject(R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})", &obj));
+  EXPECT_FALSE(FastDecodeObject(
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})", &obj));
   auto bad = DecodeObject(R"({"kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":"1x"}}})");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("Node n: status.capacity.cpu"));
@@ -338,10 +342,18 @@ TEST(DecodeFastDifferential, MutatedDocuments) {
         const size_t pos = rng() % text.size();
         const char ch = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
         switch (rng() % 4) {
-          case 0: text[pos] = ch; break;
-          case 1: text.erase(pos, 1 + rng() % 4); break;
-          case 2: text.insert(pos, 1, ch); break;
-          case 3: text.insert(pos, text.substr(pos, rng() % 40)); break;
+          case 0:
+            text[pos] = ch;
+            break;
+          case 1:
+            text.erase(pos, 1 + rng() % 4);
+            break;
+          case 2:
+            text.insert(pos, 1, ch);
+            break;
+          case 3:
+            text.insert(pos, text.substr(pos, rng() % 40));
+            break;
         }
       }
       ExpectSameAsReference(text);

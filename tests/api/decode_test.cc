@@ -121,7 +121,8 @@ TEST(DecodeSharedData, NodeMinikube2019) {
   ASSERT_EQ(n.status.images.size(), 17u);
   EXPECT_EQ(n.status.images[0].size_bytes, 508299926);
   ASSERT_EQ(n.status.images[0].names.size(), 2u);
-  EXPECT_EQ(n.status.images[0].names[1], "quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.25.0");
+  EXPECT_EQ(n.status.images[0].names[1],
+            "quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.25.0");
 }
 
 TEST(DecodeSharedData, NodeMinikube2020) {
@@ -232,9 +233,12 @@ TEST(DecodeSharedData, WatchStream) {
     const char* rv;
   };
   const Want want[] = {
-      {WatchEventType::kAdded, "network-tool1", "744176"},    {WatchEventType::kAdded, "network-tool", "744186"},
-      {WatchEventType::kModified, "network-tool", "759935"},  {WatchEventType::kModified, "network-tool", "760008"},
-      {WatchEventType::kModified, "network-tool", "760031"},  {WatchEventType::kDeleted, "network-tool", "760032"},
+      {WatchEventType::kAdded, "network-tool1", "744176"},
+      {WatchEventType::kAdded, "network-tool", "744186"},
+      {WatchEventType::kModified, "network-tool", "759935"},
+      {WatchEventType::kModified, "network-tool", "760008"},
+      {WatchEventType::kModified, "network-tool", "760031"},
+      {WatchEventType::kDeleted, "network-tool", "760032"},
   };
   for (size_t i = 0; i < events.size(); ++i) {
     SCOPED_TRACE(i);
@@ -497,7 +501,8 @@ TEST(DecodeFields, NodeTaintsAndUnschedulable) {
 }
 
 TEST(DecodeFields, QueueFields) {
-  auto r = DecodeQueue(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},
+  auto r =
+      DecodeQueue(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},
       "spec":{"weight":5,"parent":"root","guarantee":{"resource":{"cpu":"2"}},"deserved":{"cpu":"3"}},
       "status":{"state":"Closed","allocated":{"cpu":"1500m"},"pending":1,"inqueue":2,"completed":3,"unknown":4}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -534,7 +539,8 @@ TEST(DecodeFields, PriorityClassAndResourceQuota) {
   EXPECT_TRUE(pc->global_default);
   EXPECT_EQ(pc->preemption_policy, "Never");
 
-  auto rq = DecodeResourceQuota(R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":"a"},
+  auto rq = DecodeResourceQuota(
+      R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":"a"},
       "spec":{"hard":{"requests.cpu":"10","count/pods":"5"}},
       "status":{"hard":{"requests.cpu":"10"},"used":{"requests.cpu":"2500m"}}})");
   ASSERT_TRUE(rq.ok()) << rq.status().ToString();
@@ -551,7 +557,8 @@ TEST(DecodeFields, KindsFromOtherGroupsAreUnstructured) {
 }
 
 TEST(DecodeFields, ListItemsInheritKind) {
-  auto r = DecodeList(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"c"},
+  auto r =
+      DecodeList(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"c"},
       "items":[{"metadata":{"name":"n1"}},{"kind":"Node","metadata":{"name":"n2"}}]})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->continue_token, "c");
@@ -583,7 +590,8 @@ TEST(DecodeFields, WatchBookmarkAndError) {
   EXPECT_EQ(MetaOf(*bm->object).resource_version, "12746");
   EXPECT_EQ(MetaOf(*bm->object).name, "");
 
-  auto err = DecodeWatchEvent(R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",
+  auto err =
+      DecodeWatchEvent(R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",
       "message":"too old resource version: 1 (2)","reason":"Expired","code":410}})j");
   ASSERT_TRUE(err.ok()) << err.status().ToString();
   EXPECT_EQ(err->type, WatchEventType::kError);
@@ -641,8 +649,9 @@ spec:
 }
 
 TEST(DecodeYaml, MultiDocumentAndJsonInput) {
-  auto r = DecodeYamlDocuments("---\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\n# only a comment\n"
-                               "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: b\n...\n");
+  auto r = DecodeYamlDocuments(
+      "---\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\n# only a comment\n"
+      "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: b\n...\n");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ(DescribeObject((*r)[1]), "Node b");
@@ -717,7 +726,8 @@ TEST(DecodeTimestamp, Invalid) {
     auto r = ParseTimestamp(c.text);
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(r.status().message(), HasSubstr(std::string("invalid timestamp \"") + c.text + "\"")) << c.text;
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string("invalid timestamp \"") + c.text + "\""))
+        << c.text;
     EXPECT_THAT(r.status().message(), HasSubstr(c.why)) << c.text;
   }
 }
@@ -737,128 +747,198 @@ struct BadCase {
 
 Status RunDecoder(Api api, const std::string& input) {
   switch (api) {
-    case Api::kObject: return DecodeObject(input).status();
+    case Api::kObject:
+      return DecodeObject(input).status();
     case Api::kPodSpec:
-      return DecodeObject(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"default"},)"
-                          R"("spec":)" + input + "}")
+      return DecodeObject(
+                 R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"default"},)"
+                 R"("spec":)" +
+                 input + "}")
           .status();
-    case Api::kList: return DecodeList(input).status();
-    case Api::kWatch: return DecodeWatchEvent(input).status();
-    case Api::kYaml: return DecodeYamlDocuments(input).status();
-    case Api::kPod: return DecodePod(input).status();
+    case Api::kList:
+      return DecodeList(input).status();
+    case Api::kWatch:
+      return DecodeWatchEvent(input).status();
+    case Api::kYaml:
+      return DecodeYamlDocuments(input).status();
+    case Api::kPod:
+      return DecodePod(input).status();
   }
   return Status::Ok();
 }
 
 constexpr BadCase kBadCases[] = {
-      {"malformed json", Api::kObject, R"({"kind": "Pod",})", {"invalid JSON: parse error at line 1"}},
-      {"truncated json", Api::kObject, R"({"kind":"Pod","metadata":{"name":"a")",
-       {"invalid JSON", "unexpected end of input"}},
-      {"empty input", Api::kObject, "", {"invalid JSON"}},
-      {"not an object", Api::kObject, "[1,2]", {"document is not an object (got array)"}},
-      {"scalar document", Api::kObject, R"("Pod")", {"document is not an object (got string \"Pod\")"}},
-      {"missing kind", Api::kObject, R"({"apiVersion":"v1","metadata":{"name":"x","namespace":"ns"}})",
-       {"object ns/x: kind: missing required field"}},
-      {"kind not a string", Api::kObject, R"({"kind":5,"metadata":{"name":"x"}})",
-       {"object x: kind: expected string, got number 5"}},
-      {"missing metadata", Api::kObject, R"({"apiVersion":"v1","kind":"Pod"})",
-       {"Pod <unknown>: metadata: missing required field"}},
-      {"missing name", Api::kObject, R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns"}})",
-       {"Pod ns/<unknown>: metadata.name: missing required field"}},
-      {"name not a string", Api::kObject, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":7}})",
-       {"Pod <unknown>: metadata.name: expected string, got number 7"}},
-      {"unstructured without apiVersion", Api::kObject, R"({"kind":"Job","metadata":{"name":"j"}})",
-       {"Job j: apiVersion: missing required field"}},
-      {"unsupported volcano version", Api::kObject,
-       R"({"apiVersion":"scheduling.volcano.sh/v9","kind":"Queue","metadata":{"name":"q"}})",
-       {"Queue q: apiVersion: unsupported version \"scheduling.volcano.sh/v9\""}},
-      {"list given to DecodeObject", Api::kObject, R"({"kind":"PodList","apiVersion":"v1","items":[]})",
-       {"kind: PodList is a list; decode it with DecodeList"}},
-      {"invalid quantity", Api::kPodSpec,
-       R"({"containers":[{"name":"c","resources":{"requests":{"cpu":"1x"}}}]})",
-       {"Pod default/web-0: spec.containers[0].resources.requests.cpu: quantity \"1x\"", "suffix"}},
-      {"invalid extended quantity", Api::kPodSpec,
-       R"({"containers":[{"name":"c"},{"name":"d","resources":{"limits":{"nvidia.com/gpu":"one"}}}]})",
-       {"Pod default/web-0: spec.containers[1].resources.limits[nvidia.com/gpu]: quantity \"one\""}},
-      {"quantity of wrong type", Api::kPodSpec, R"({"overhead":{"cpu":true}})",
-       {"Pod default/web-0: spec.overhead.cpu: expected quantity (string or number), got boolean"}},
-      {"string where int expected", Api::kPodSpec, R"({"priority":"high"})",
-       {"Pod default/web-0: spec.priority: expected integer, got string \"high\""}},
-      {"fraction where int expected", Api::kObject,
-       R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg","namespace":"n"},
+    {"malformed json", Api::kObject, R"({"kind": "Pod",})", {"invalid JSON: parse error at line 1"}},
+    {"truncated json",
+     Api::kObject,
+     R"({"kind":"Pod","metadata":{"name":"a")",
+     {"invalid JSON", "unexpected end of input"}},
+    {"empty input", Api::kObject, "", {"invalid JSON"}},
+    {"not an object", Api::kObject, "[1,2]", {"document is not an object (got array)"}},
+    {"scalar document", Api::kObject, R"("Pod")", {"document is not an object (got string \"Pod\")"}},
+    {"missing kind",
+     Api::kObject,
+     R"({"apiVersion":"v1","metadata":{"name":"x","namespace":"ns"}})",
+     {"object ns/x: kind: missing required field"}},
+    {"kind not a string",
+     Api::kObject,
+     R"({"kind":5,"metadata":{"name":"x"}})",
+     {"object x: kind: expected string, got number 5"}},
+    {"missing metadata",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod"})",
+     {"Pod <unknown>: metadata: missing required field"}},
+    {"missing name",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns"}})",
+     {"Pod ns/<unknown>: metadata.name: missing required field"}},
+    {"name not a string",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":7}})",
+     {"Pod <unknown>: metadata.name: expected string, got number 7"}},
+    {"unstructured without apiVersion",
+     Api::kObject,
+     R"({"kind":"Job","metadata":{"name":"j"}})",
+     {"Job j: apiVersion: missing required field"}},
+    {"unsupported volcano version",
+     Api::kObject,
+     R"({"apiVersion":"scheduling.volcano.sh/v9","kind":"Queue","metadata":{"name":"q"}})",
+     {"Queue q: apiVersion: unsupported version \"scheduling.volcano.sh/v9\""}},
+    {"list given to DecodeObject",
+     Api::kObject,
+     R"({"kind":"PodList","apiVersion":"v1","items":[]})",
+     {"kind: PodList is a list; decode it with DecodeList"}},
+    {"invalid quantity",
+     Api::kPodSpec,
+     R"({"containers":[{"name":"c","resources":{"requests":{"cpu":"1x"}}}]})",
+     {"Pod default/web-0: spec.containers[0].resources.requests.cpu: quantity \"1x\"", "suffix"}},
+    {"invalid extended quantity",
+     Api::kPodSpec,
+     R"({"containers":[{"name":"c"},{"name":"d","resources":{"limits":{"nvidia.com/gpu":"one"}}}]})",
+     {"Pod default/web-0: spec.containers[1].resources.limits[nvidia.com/gpu]: quantity \"one\""}},
+    {"quantity of wrong type",
+     Api::kPodSpec,
+     R"({"overhead":{"cpu":true}})",
+     {"Pod default/web-0: spec.overhead.cpu: expected quantity (string or number), got boolean"}},
+    {"string where int expected",
+     Api::kPodSpec,
+     R"({"priority":"high"})",
+     {"Pod default/web-0: spec.priority: expected integer, got string \"high\""}},
+    {"fraction where int expected",
+     Api::kObject,
+     R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg","namespace":"n"},
            "spec":{"minMember":1.5}})",
-       {"PodGroup n/pg: spec.minMember: expected integer, got number 1.5"}},
-      {"int32 overflow", Api::kPodSpec, R"({"priority":3000000000})",
-       {"Pod default/web-0: spec.priority: number 3000000000 out of range for int32"}},
-      {"string where bool expected", Api::kPodSpec, R"({"hostNetwork":"yes"})",
-       {"Pod default/web-0: spec.hostNetwork: expected boolean, got string \"yes\""}},
-      {"object where array expected", Api::kPodSpec, R"({"containers":{"name":"c"}})",
-       {"Pod default/web-0: spec.containers: expected array, got object"}},
-      {"array element not an object", Api::kPodSpec, R"({"tolerations":["NoSchedule"]})",
-       {"Pod default/web-0: spec.tolerations[0]: expected object, got string \"NoSchedule\""}},
-      {"spec not an object", Api::kPodSpec, R"("none")",
-       {"Pod default/web-0: spec: expected object, got string \"none\""}},
-      {"label value not a string", Api::kObject,
-       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"zone":1}}})",
-       {"Node n1: metadata.labels.zone: expected string, got number 1"}},
-      {"bad timestamp", Api::kObject,
-       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"b","creationTimestamp":"yesterday"}})",
-       {"Pod b/a: metadata.creationTimestamp: invalid timestamp \"yesterday\""}},
-      {"timestamp of wrong type", Api::kObject,
-       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","deletionTimestamp":12}})",
-       {"Pod a: metadata.deletionTimestamp: expected RFC 3339 timestamp string, got number 12"}},
-      {"wrong typed kind", Api::kPod, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})",
-       {"Node n: expected a Pod"}},
-      {"list of non-list kind", Api::kList, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}})",
-       {"Pod <unknown>: kind: Pod is not a List kind"}},
-      {"list items not an array", Api::kList, R"({"kind":"PodList","items":{}})",
-       {"PodList: items: expected array, got object"}},
-      {"bad list item", Api::kList,
-       R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","namespace":"c"},
+     {"PodGroup n/pg: spec.minMember: expected integer, got number 1.5"}},
+    {"int32 overflow",
+     Api::kPodSpec,
+     R"({"priority":3000000000})",
+     {"Pod default/web-0: spec.priority: number 3000000000 out of range for int32"}},
+    {"string where bool expected",
+     Api::kPodSpec,
+     R"({"hostNetwork":"yes"})",
+     {"Pod default/web-0: spec.hostNetwork: expected boolean, got string \"yes\""}},
+    {"object where array expected",
+     Api::kPodSpec,
+     R"({"containers":{"name":"c"}})",
+     {"Pod default/web-0: spec.containers: expected array, got object"}},
+    {"array element not an object",
+     Api::kPodSpec,
+     R"({"tolerations":["NoSchedule"]})",
+     {"Pod default/web-0: spec.tolerations[0]: expected object, got string \"NoSchedule\""}},
+    {"spec not an object",
+     Api::kPodSpec,
+     R"("none")",
+     {"Pod default/web-0: spec: expected object, got string \"none\""}},
+    {"label value not a string",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"zone":1}}})",
+     {"Node n1: metadata.labels.zone: expected string, got number 1"}},
+    {"bad timestamp",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"b","creationTimestamp":"yesterday"}})",
+     {"Pod b/a: metadata.creationTimestamp: invalid timestamp \"yesterday\""}},
+    {"timestamp of wrong type",
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","deletionTimestamp":12}})",
+     {"Pod a: metadata.deletionTimestamp: expected RFC 3339 timestamp string, got number 12"}},
+    {"wrong typed kind",
+     Api::kPod,
+     R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})",
+     {"Node n: expected a Pod"}},
+    {"list of non-list kind",
+     Api::kList,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}})",
+     {"Pod <unknown>: kind: Pod is not a List kind"}},
+    {"list items not an array",
+     Api::kList,
+     R"({"kind":"PodList","items":{}})",
+     {"PodList: items: expected array, got object"}},
+    {"bad list item",
+     Api::kList,
+     R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","namespace":"c"},
            "spec":{"nodeName":1}}]})",
-       {"PodList items[1]: Pod c/b: spec.nodeName: expected string, got number 1"}},
-      {"unknown watch type", Api::kWatch, R"({"type":"UPSERT","object":{}})",
-       {"watch event: type: unknown watch event type \"UPSERT\""}},
-      {"watch without type", Api::kWatch, R"({"object":{}})", {"watch event: type: missing required field"}},
-      {"watch without object", Api::kWatch, R"({"type":"ADDED"})",
-       {"watch event: ADDED: object: missing required field"}},
-      {"watch with bad object", Api::kWatch,
-       R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"},
+     {"PodList items[1]: Pod c/b: spec.nodeName: expected string, got number 1"}},
+    {"unknown watch type",
+     Api::kWatch,
+     R"({"type":"UPSERT","object":{}})",
+     {"watch event: type: unknown watch event type \"UPSERT\""}},
+    {"watch without type", Api::kWatch, R"({"object":{}})", {"watch event: type: missing required field"}},
+    {"watch without object",
+     Api::kWatch,
+     R"({"type":"ADDED"})",
+     {"watch event: ADDED: object: missing required field"}},
+    {"watch with bad object",
+     Api::kWatch,
+     R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"},
            "spec":{"containers":[{"resources":{"requests":{"memory":"12Qi"}}}]}}})",
-       {"Pod n/p: spec.containers[0].resources.requests.memory: quantity \"12Qi\""}},
-      {"watch ERROR with bad status", Api::kWatch, R"({"type":"ERROR","object":{"kind":"Status","code":"410"}})",
-       {"watch event ERROR: object: Status <unknown>: code: expected integer, got string \"410\""}},
-      {"watch not json", Api::kWatch, "ADDED pod", {"watch event: invalid JSON"}},
-      {"yaml tab indentation", Api::kYaml, "kind: Pod\n\tmetadata: {}\n",
-       {"invalid YAML: line 2, column 1: illegal tab when looking for indentation"}},
-      {"yaml tab inside a mapping", Api::kYaml, "kind: Pod\nmetadata:\n\tname: x\n", {"invalid YAML: line 3"}},
-      {"yaml garbage", Api::kYaml, "kind: Pod\nmetadata: {name: a}\n]]] ::\n", {"invalid YAML: line 3"}},
-      {"yaml unclosed flow", Api::kYaml, "kind: Pod\nmetadata: {name: x\n", {"invalid YAML: line", "flow"}},
-      {"yaml document not an object", Api::kYaml, "- a\n- b\n",
-       {"document 1 (line 1): document is not an object (got array)"}},
-      {"yaml scalar document", Api::kYaml, "kind: Node\nmetadata: {name: a}\napiVersion: v1\n---\njust text\n",
-       {"document 2 (line 5): document is not an object (got string \"just text\")"}},
-      {"yaml quoted int", Api::kYaml,
-       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  weight: \"3\"\n",
-       {"document 1 (line 1): Queue q: spec.weight: expected integer, got string \"3\""}},
-      {"yaml float weight stays a string", Api::kYaml,
-       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  weight: 1.0\n",
-       {"Queue q: spec.weight: expected integer, got string \"1.0\""}},
-      {"yaml invalid quantity", Api::kYaml,
-       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\nstatus:\n  allocatable:\n    cpu: four\n",
-       {"Node n: status.allocatable.cpu: quantity \"four\""}},
-      {"yaml missing kind", Api::kYaml, "metadata:\n  name: n\n", {"object n: kind: missing required field"}},
-      {"yaml self-referencing alias", Api::kYaml, "&a [*a]\n",
-       {"document 1: invalid YAML: line 1, column 5: alias refers to an anchor that encloses it"}},
-      // yaml-cpp 0.7's LoadAll loops forever on these (jbeder/yaml-cpp#1040).
-      {"yaml stray comma", Api::kYaml, ",", {"invalid YAML: line 1, column 1: unexpected ','"}},
-      {"yaml stray comma after a map", Api::kYaml, "{},", {"invalid YAML: line 1, column 3: unexpected ','"}},
-      {"yaml alias bomb", Api::kYaml,
-       "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-       "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-       "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
-       {"too many nodes"}},
-      {"yaml complex key", Api::kYaml, "? [a, b]\n: c\n", {"mapping keys must be scalars"}},
+     {"Pod n/p: spec.containers[0].resources.requests.memory: quantity \"12Qi\""}},
+    {"watch ERROR with bad status",
+     Api::kWatch,
+     R"({"type":"ERROR","object":{"kind":"Status","code":"410"}})",
+     {"watch event ERROR: object: Status <unknown>: code: expected integer, got string \"410\""}},
+    {"watch not json", Api::kWatch, "ADDED pod", {"watch event: invalid JSON"}},
+    {"yaml tab indentation",
+     Api::kYaml,
+     "kind: Pod\n\tmetadata: {}\n",
+     {"invalid YAML: line 2, column 1: illegal tab when looking for indentation"}},
+    {"yaml tab inside a mapping", Api::kYaml, "kind: Pod\nmetadata:\n\tname: x\n", {"invalid YAML: line 3"}},
+    {"yaml garbage", Api::kYaml, "kind: Pod\nmetadata: {name: a}\n]]] ::\n", {"invalid YAML: line 3"}},
+    {"yaml unclosed flow", Api::kYaml, "kind: Pod\nmetadata: {name: x\n", {"invalid YAML: line", "flow"}},
+    {"yaml document not an object",
+     Api::kYaml,
+     "- a\n- b\n",
+     {"document 1 (line 1): document is not an object (got array)"}},
+    {"yaml scalar document",
+     Api::kYaml,
+     "kind: Node\nmetadata: {name: a}\napiVersion: v1\n---\njust text\n",
+     {"document 2 (line 5): document is not an object (got string \"just text\")"}},
+    {"yaml quoted int",
+     Api::kYaml,
+     "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  weight: \"3\"\n",
+     {"document 1 (line 1): Queue q: spec.weight: expected integer, got string \"3\""}},
+    {"yaml float weight stays a string",
+     Api::kYaml,
+     "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  weight: 1.0\n",
+     {"Queue q: spec.weight: expected integer, got string \"1.0\""}},
+    {"yaml invalid quantity",
+     Api::kYaml,
+     "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\nstatus:\n  allocatable:\n    cpu: four\n",
+     {"Node n: status.allocatable.cpu: quantity \"four\""}},
+    {"yaml missing kind", Api::kYaml, "metadata:\n  name: n\n", {"object n: kind: missing required field"}},
+    {"yaml self-referencing alias",
+     Api::kYaml,
+     "&a [*a]\n",
+     {"document 1: invalid YAML: line 1, column 5: alias refers to an anchor that encloses it"}},
+    // yaml-cpp 0.7's LoadAll loops forever on these (jbeder/yaml-cpp#1040).
+    {"yaml stray comma", Api::kYaml, ",", {"invalid YAML: line 1, column 1: unexpected ','"}},
+    {"yaml stray comma after a map", Api::kYaml, "{},", {"invalid YAML: line 1, column 3: unexpected ','"}},
+    {"yaml alias bomb",
+     Api::kYaml,
+     "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
+     {"too many nodes"}},
+    {"yaml complex key", Api::kYaml, "? [a, b]\n: c\n", {"mapping keys must be scalars"}},
 };
 
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
@@ -884,7 +964,8 @@ TEST_P(DecodeBadInput, FastPathRefusesAndErrorIsTheReferences) {
   std::string input = c.input;
   if (c.api == Api::kPodSpec) {
     input = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"default"},)"
-            R"("spec":)" + input + "}";
+            R"("spec":)" +
+            input + "}";
   }
   Object obj;
   ObjectList list;
@@ -955,8 +1036,10 @@ TEST(DecodeErrors, FileErrorsNameThePath) {
   const std::string jsonl = dir + "/decode_test_events.jsonl";
   {
     std::ofstream out(jsonl);
-    out << R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}})" << "\n\n"
-        << R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"5"}}})" << "\n"
+    out << R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}})"
+        << "\n\n"
+        << R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"5"}}})"
+        << "\n"
         << R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":"b"},"spec":[]}})"
         << "\n";
   }

@@ -43,9 +43,7 @@ TEST(ResourceFromListTest, VolcanoNewResourceTable) {
                           {"hugepages-test", "2"},
                           {"ephemeral-storage", "3"}})),
             Resource(4, 2000,
-                     {{"scalar.test/scalar1", 1000},
-                      {"hugepages-test", 2000},
-                      {"ephemeral-storage", 3000}}));
+                     {{"scalar.test/scalar1", 1000}, {"hugepages-test", 2000}, {"ephemeral-storage", 3000}}));
 }
 
 TEST(ResourceFromListTest, TypicalNodeAllocatable) {
@@ -55,11 +53,9 @@ TEST(ResourceFromListTest, TypicalNodeAllocatable) {
                                    {"nvidia.com/gpu", "8"},
                                    {"hugepages-2Mi", "0"},
                                    {"attachable-volumes-aws-ebs", "25"}}));
-  Resource want(7910, int64_t{31} << 30,
-                {{"pods", 110},
-                 {"nvidia.com/gpu", 8000},
-                 {"hugepages-2Mi", 0},
-                 {"attachable-volumes-aws-ebs", 25000}});
+  Resource want(
+      7910, int64_t{31} << 30,
+      {{"pods", 110}, {"nvidia.com/gpu", 8000}, {"hugepages-2Mi", 0}, {"attachable-volumes-aws-ebs", 25000}});
   want.set_max_task_num(110);
   EXPECT_EQ(r, want);
   EXPECT_TRUE(r.Has(static_cast<uint32_t>(ResourceNames::Find("hugepages-2Mi"))));  // zero kept
@@ -110,8 +106,13 @@ TEST(ResourceFromListTest, RepeatedNamesAddUp) {
 
 TEST(ResourceFromListTest, SumsSaturateInsteadOfOverflowing) {
   // Each amount fits in int64 on its own; their sums do not.
-  const Resource r = Convert(List({{"cpu", "9e15"}, {"cpu", "9e15"}, {"memory", "4Ei"}, {"memory", "4Ei"},
-                                   {"pods", "1e12"}, {"example.com/x", "5P"}, {"example.com/x", "5P"}}));
+  const Resource r = Convert(List({{"cpu", "9e15"},
+                                   {"cpu", "9e15"},
+                                   {"memory", "4Ei"},
+                                   {"memory", "4Ei"},
+                                   {"pods", "1e12"},
+                                   {"example.com/x", "5P"},
+                                   {"example.com/x", "5P"}}));
   EXPECT_EQ(r.milli_cpu(), kMax);
   EXPECT_EQ(r.memory(), kMax);
   EXPECT_EQ(r.max_task_num(), std::numeric_limits<int32_t>::max());
@@ -126,8 +127,9 @@ TEST(ResourceFromListTest, AmountPastInt64IsRefusedNamingFieldAndValue) {
     Result<Resource> r = ResourceFromList(List({{name, text}}), "spec.containers[0].resources.requests");
     ASSERT_FALSE(r.ok()) << name << " " << text;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(std::string("spec.containers[0].resources.requests.") + name +
-                                                            ": quantity "));
+    EXPECT_THAT(
+        r.status().message(),
+        ::testing::HasSubstr(std::string("spec.containers[0].resources.requests.") + name + ": quantity "));
     EXPECT_THAT(r.status().message(), ::testing::HasSubstr("2^63-1"));
   }
   // Exactly 2^63-1 too: it is what the API server sends back for "999Ei".
@@ -136,8 +138,8 @@ TEST(ResourceFromListTest, AmountPastInt64IsRefusedNamingFieldAndValue) {
 }
 
 TEST(ResourceFromListTest, NegativeQuantityNamesFieldAndValue) {
-  Result<Resource> r = ResourceFromList(List({{"memory", "1Gi"}, {"cpu", "-100m"}}),
-                                        "spec.containers[0].resources.requests");
+  Result<Resource> r =
+      ResourceFromList(List({{"memory", "1Gi"}, {"cpu", "-100m"}}), "spec.containers[0].resources.requests");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
@@ -151,8 +153,7 @@ TEST(ResourceFromListTest, NegativeQuantityNamesFieldAndValue) {
   // Negative is invalid even under a name we would ignore.
   Result<Resource> ignored = ResourceFromList(List({{"count/pods", "-2"}}), "spec.hard");
   ASSERT_FALSE(ignored.ok());
-  EXPECT_EQ(ignored.status().message(),
-            "spec.hard.count/pods: quantity must not be negative, got -2");
+  EXPECT_EQ(ignored.status().message(), "spec.hard.count/pods: quantity must not be negative, got -2");
 
   // Negative zero is zero.
   EXPECT_TRUE(ResourceFromList(List({{"cpu", "-0"}}), "spec").ok());

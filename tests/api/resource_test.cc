@@ -206,7 +206,7 @@ TEST(ResourceTest, ComparisonsAreExactInIntegerUnits) {
   // A zero on the right that is absent on the left is "0 < 0": not less.
   EXPECT_FALSE(R(1, 1).Less(RS1(2, 2, 0), kZero));
   EXPECT_FALSE(R(1, 1).Less(RS1(2, 2, 0), kInfinity));  // left scalar infinite
-  EXPECT_TRUE(RS1(1, 1, 0).Less(R(2, 2), kInfinity));          // right scalar infinite
+  EXPECT_TRUE(RS1(1, 1, 0).Less(R(2, 2), kInfinity));   // right scalar infinite
 }
 
 // ---------------------------------------------------------------------------------------
@@ -237,10 +237,8 @@ TEST(ResourceVolcanoTable, DiffZero) {
 
 TEST(ResourceVolcanoTable, DiffInfinity) {
   const std::vector<DiffCase> cases = {
-      {RS1(1000, 2000, 1000), R(2000, 1000), R(0, 1000),
-       RS1(1000, 0, Resource::kInfiniteValue)},
-      {R(2000, 1000), RS1(1000, 2000, 1000), RS1(1000, 0, Resource::kInfiniteValue),
-       R(0, 1000)},
+      {RS1(1000, 2000, 1000), R(2000, 1000), R(0, 1000), RS1(1000, 0, Resource::kInfiniteValue)},
+      {R(2000, 1000), RS1(1000, 2000, 1000), RS1(1000, 0, Resource::kInfiniteValue), R(0, 1000)},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     auto [inc, dec] = cases[i].l.Diff(cases[i].r, kInfinity);

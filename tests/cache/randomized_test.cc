@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>

@@ -5,23 +5,23 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 #include <utility>
 
 #include "tests/fakes/cluster_builders.h"
-#include "workers/work_queue.h"
 #include "tests/fakes/fake_pipelines.h"
+#include "workers/work_queue.h"
 
 namespace volcache {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::BindFault;
+using ::testing::HasSubstr;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PodGroupBuilder;
@@ -37,8 +37,9 @@ struct Rig {
       o.status_qps = 1e6;
       o.status_burst = 100000;
     }
-    rt = std::make_unique<CacheRuntime>(o, inline_exec ? std::shared_ptr<Clock>(clock) : RealClock::Instance(),
-                                        &source, &binder, &evictor, &status, &recorder);
+    rt =
+        std::make_unique<CacheRuntime>(o, inline_exec ? std::shared_ptr<Clock>(clock) : RealClock::Instance(),
+                                       &source, &binder, &evictor, &status, &recorder);
   }
   void AddNode(const std::string& name, const char* cpu = "8", const char* memory = "32Gi",
                const char* pods = "110") {
@@ -77,7 +78,8 @@ struct Rig {
 
 void GangOf(Rig& r, const std::string& group, int n, const char* cpu = "1") {
   ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", group).MinMember(n).Ptr()).ok());
-  for (int i = 0; i < n; ++i) r.AddPod(PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request(cpu, "1Gi"));
+  for (int i = 0; i < n; ++i)
+    r.AddPod(PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request(cpu, "1Gi"));
 }
 
 TEST(CacheRuntimeTest, BindIsDispatchedAtTheTwentyMillisecondTickAndFinishes) {
@@ -102,7 +104,8 @@ TEST(CacheRuntimeTest, BindIsDispatchedAtTheTwentyMillisecondTickAndFinishes) {
   EXPECT_EQ(r.Task("ns/job", "job-0")["status"], "Bound");
   EXPECT_EQ(r.Task("ns/job", "job-0")["node"], "n1");
   bool scheduled_event = false;
-  for (const auto& e : r.recorder.events()) scheduled_event |= e.reason == "Scheduled" && e.object.name == "job-0";
+  for (const auto& e : r.recorder.events())
+    scheduled_event |= e.reason == "Scheduled" && e.object.name == "job-0";
   EXPECT_TRUE(scheduled_event);
   EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
 }
@@ -216,8 +219,9 @@ TEST(CacheRuntimeTest, StatusWritesAreRetriedAndSkippedWhenUnchanged) {
   EXPECT_EQ(pg.status.phase, "Pending");
   ASSERT_FALSE(pg.status.conditions.empty());
   EXPECT_EQ(pg.status.conditions.back().type, "Unschedulable");
-  EXPECT_THAT(pg.status.conditions.back().message,
-              HasSubstr("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable"));
+  EXPECT_THAT(
+      pg.status.conditions.back().message,
+      HasSubstr("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable"));
   // Queue status: written once, not again while unchanged.
   QueueInfo q;
   q.name = "default";

@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): The assume/bind state machine (assume, FinishBinding, Forget, resync, assumed TTL) and evictions, with Volcano's accounting.
+// SchedulerCache (SPEC §3, §8): The assume/bind state machine (assume, FinishBinding, Forget, resync, assumed
+// TTL) and evictions, with Volcano's accounting.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

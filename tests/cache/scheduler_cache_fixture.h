@@ -4,8 +4,6 @@
 // refusal check (all-or-nothing, proven by comparing Dump() before and after), and a text
 // form of everything a snapshot holds. Every test checks CheckInvariants() when it ends.
 
-#include "cache/scheduler_cache.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +18,7 @@
 #include "api/cluster_info.h"
 #include "api/k8s/objects.h"
 #include "api/resource.h"
+#include "cache/scheduler_cache.h"
 #include "tests/fakes/cluster_builders.h"
 #include "workers/work_queue.h"
 

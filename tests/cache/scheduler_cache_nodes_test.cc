@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): Node events through SyncNode: readiness, recompute from tasks, deletion with tasks, order, refusals.
+// SchedulerCache (SPEC §3, §8): Node events through SyncNode: readiness, recompute from tasks, deletion with
+// tasks, order, refusals.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

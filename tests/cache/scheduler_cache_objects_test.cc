@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): PodGroups, Queues, PriorityClasses, ResourceQuotas and Apply(): add/update/delete, generations, cleanup keys, refusals.
+// SchedulerCache (SPEC §3, §8): PodGroups, Queues, PriorityClasses, ResourceQuotas and Apply():
+// add/update/delete, generations, cleanup keys, refusals.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

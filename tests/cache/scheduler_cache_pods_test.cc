@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): Pod events: ours and foreign pods, placeholders, refusals, updates and deletes, jobless pods.
+// SchedulerCache (SPEC §3, §8): Pod events: ours and foreign pods, placeholders, refusals, updates and
+// deletes, jobless pods.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): Randomized sequences of events, binds, evictions and session scribbles: invariants and snapshots hold after every step.
+// SchedulerCache (SPEC §3, §8): Randomized sequences of events, binds, evictions and session scribbles:
+// invariants and snapshots hold after every step.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

@@ -1,4 +1,5 @@
-// SchedulerCache (SPEC §3, §8): Snapshots (Ready nodes only, nodeTree order, isolation both ways, incremental == fresh), the invariant checker, the comparer and the counters.
+// SchedulerCache (SPEC §3, §8): Snapshots (Ready nodes only, nodeTree order, isolation both ways, incremental
+// == fresh), the invariant checker, the comparer and the counters.
 
 #include "tests/cache/scheduler_cache_fixture.h"
 

@@ -8,7 +8,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -60,9 +60,10 @@ int Steps(int default_steps) {
 std::string DescribeTasks(const ViewKeyMap<TaskInfo>& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
-    out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" + t.node_name + ":" +
-                  t.resreq.ToString() + ":" + std::to_string(t.priority) + ":" + (t.preemptable ? "p" : "-") +
-                  (t.best_effort ? "b" : "-") + ":" + t.pod().metadata.resource_version);
+    out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" +
+                  t.node_name + ":" + t.resreq.ToString() + ":" + std::to_string(t.priority) + ":" +
+                  (t.preemptable ? "p" : "-") + (t.best_effort ? "b" : "-") + ":" +
+                  t.pod().metadata.resource_version);
   }
   std::sort(out.begin(), out.end());
   std::string s;
@@ -149,8 +150,10 @@ std::string CheckSnapshotRules(const ClusterInfo& snap) {
     total.Add(n->allocatable());
     if (!n->revocable_zone().empty()) revocable.insert(name);
   }
-  if (!(total == snap.total_allocatable())) return "total_allocatable is not the sum of the nodes' allocatable";
-  if (revocable != snap.revocable_nodes()) return "revocable nodes are not the Ready nodes with a revocable zone";
+  if (!(total == snap.total_allocatable()))
+    return "total_allocatable is not the sum of the nodes' allocatable";
+  if (revocable != snap.revocable_nodes())
+    return "revocable nodes are not the Ready nodes with a revocable zone";
   std::vector<std::string> listed = snap.node_list();
   std::sort(listed.begin(), listed.end());
   std::vector<std::string> names;
@@ -164,8 +167,8 @@ std::string CheckSnapshotRules(const ClusterInfo& snap) {
     auto it = snap.priority_classes.find(pc);
     int32_t want = !pc.empty() && it != snap.priority_classes.end() ? it->second : snap.default_priority;
     if (j->priority() != want) {
-      return "job " + id + " priority " + std::to_string(j->priority()) + ", its class '" + pc + "' implies " +
-             std::to_string(want);
+      return "job " + id + " priority " + std::to_string(j->priority()) + ", its class '" + pc +
+             "' implies " + std::to_string(want);
     }
   }
   return "";
@@ -186,7 +189,8 @@ std::string CheckAgainstCacheDump(const ClusterInfo& snap, const SchedulerCache&
   for (const auto& n : c["nodes"]) {
     const std::string name = n["name"].get<std::string>();
     auto it = snap_nodes.find(name);
-    if (n["ready"].get<bool>() != (it != snap_nodes.end())) return "node " + name + " Ready/membership mismatch";
+    if (n["ready"].get<bool>() != (it != snap_nodes.end()))
+      return "node " + name + " Ready/membership mismatch";
     if (it != snap_nodes.end() && it->second != n) return "node " + name + " differs from the cache's";
   }
   for (const auto& j : c["jobs"]) {
@@ -452,7 +456,8 @@ TEST_F(SnapshotDifferentialTest, TotalAllocatableHasNoZeroScalarsLeftByDepartedN
   put(GpuNode("cpu-node", false));
   put(GpuNode("gpu-node", true));
   std::unique_ptr<ClusterInfo> snap = cache.Snapshot();
-  ASSERT_EQ(snap->total_allocatable().ToString(), "cpu 16000.00, memory 34359738368.00, nvidia.com/gpu 4000.00");
+  ASSERT_EQ(snap->total_allocatable().ToString(),
+            "cpu 16000.00, memory 34359738368.00, nvidia.com/gpu 4000.00");
 
   // The GPUs go away by an allocatable update...
   put(GpuNode("gpu-node", false));
@@ -463,7 +468,8 @@ TEST_F(SnapshotDifferentialTest, TotalAllocatableHasNoZeroScalarsLeftByDepartedN
   // ... and by the node leaving.
   put(GpuNode("gpu-node", true));
   cache.UpdateSnapshot(snap.get());
-  EXPECT_EQ(snap->total_allocatable().ToString(), "cpu 16000.00, memory 34359738368.00, nvidia.com/gpu 4000.00");
+  EXPECT_EQ(snap->total_allocatable().ToString(),
+            "cpu 16000.00, memory 34359738368.00, nvidia.com/gpu 4000.00");
   source.DeleteNode("gpu-node");
   cache.DeleteNode(*GpuNode("gpu-node", true));
   cache.DrainQueuesOnce();

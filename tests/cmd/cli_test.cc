@@ -1,15 +1,14 @@
 // The `volcache` command line as a user meets it: usage errors exit 2 with one line naming
 // the flag, --version and --help exit 0, a workload that yields no jobs is refused.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace volcache {
 namespace {
@@ -44,13 +43,13 @@ size_t Lines(const std::string& s) {
 }
 
 TEST(CliTest, UsageErrorsExitTwoWithOneLineNamingTheFlag) {
-  for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
-           {"run --jobs abc", "--jobs"},
-           {"run --bogus", "--bogus"},
-           {"run --score fastest", "--score"},
-           {"serve --kube-api-qps -1", "--kube-api-qps"},
-           {"", "subcommand"},
-           {"replay", "FILE"}}) {
+  for (const auto& [args, flag] :
+       std::vector<std::pair<std::string, std::string>>{{"run --jobs abc", "--jobs"},
+                                                        {"run --bogus", "--bogus"},
+                                                        {"run --score fastest", "--score"},
+                                                        {"serve --kube-api-qps -1", "--kube-api-qps"},
+                                                        {"", "subcommand"},
+                                                        {"replay", "FILE"}}) {
     Outcome o = RunVolcache(args);
     EXPECT_EQ(o.exit_code, 2) << args << ": " << o.output;
     EXPECT_EQ(Lines(o.output), 1u) << args << ": " << o.output;

@@ -3,19 +3,20 @@
 // {"line":N,"error":...} and change nothing; malformed lines stop with exit code 2; the
 // 20 ms bind tick drives FinishBinding/ForgetTask on the fake clock.
 
+#include "cmd/replay.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
-
-#include "cmd/replay.h"
 #include "tests/testdata.h"
 
 namespace volcache {
@@ -97,9 +98,7 @@ std::vector<std::string> Names(const Json& arr, const char* key = "name") {
   return v;
 }
 // "Running@node-a"
-std::string StatusAt(const Json& task) {
-  return task.value("status", "?") + "@" + task.value("node", "?");
-}
+std::string StatusAt(const Json& task) { return task.value("status", "?") + "@" + task.value("node", "?"); }
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
@@ -107,8 +106,8 @@ constexpr int64_t kGi = int64_t{1} << 30;
 
 std::string NodeLine(const std::string& type, const std::string& name, const std::string& cpu = "8",
                      const std::string& ready = "True") {
-  return R"({"type":")" + type + R"(","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-         R"(","uid":"uid-)" + name + R"("},"status":{"capacity":{"cpu":")" + cpu +
+  return R"({"type":")" + type + R"(","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":")" +
+         name + R"(","uid":"uid-)" + name + R"("},"status":{"capacity":{"cpu":")" + cpu +
          R"(","memory":"32Gi","pods":"110"},"allocatable":{"cpu":")" + cpu +
          R"(","memory":"32Gi","pods":"110"},"conditions":[{"type":"Ready","status":")" + ready + R"("}]}}})";
 }
@@ -121,13 +120,14 @@ std::string PodGroupLine(const std::string& name) {
 
 std::string PodLine(const std::string& type, const std::string& name, const std::string& cpu,
                     const std::string& node = "", const std::string& phase = "Pending") {
-  std::string spec = R"("schedulerName":"volcano","containers":[{"name":"main","resources":{"requests":{"cpu":")" +
-                     cpu + R"(","memory":"1Gi"}}}])";
+  std::string spec =
+      R"("schedulerName":"volcano","containers":[{"name":"main","resources":{"requests":{"cpu":")" + cpu +
+      R"(","memory":"1Gi"}}}])";
   if (!node.empty()) spec += R"(,"nodeName":")" + node + "\"";
   return R"({"type":")" + type + R"(","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
          R"(","namespace":"ns","uid":"uid-)" + name +
-         R"(","annotations":{"scheduling.k8s.io/group-name":"job"}},"spec":{)" + spec + R"(},"status":{"phase":")" +
-         phase + R"("}}})";
+         R"(","annotations":{"scheduling.k8s.io/group-name":"job"}},"spec":{)" + spec +
+         R"(},"status":{"phase":")" + phase + R"("}}})";
 }
 
 // A node with 8 CPUs, a PodGroup "ns/job" and a pending pod ns/p0 asking for `cpu`.
@@ -201,7 +201,8 @@ TEST_F(ReplayTest, GangSchedulingExample) {
   EXPECT_THAT(Names(snap["nodeList"]), ElementsAre("node-a", "node-b", "gpu-a"));
   EXPECT_FALSE(snap.contains("assumed"));
   EXPECT_THAT(Names(snap["jobs"], "uid"), ElementsAre("team-a/trainer"));
-  for (const char* t : {"trainer-0", "trainer-1", "trainer-2"}) EXPECT_EQ(StatusAt(Task(Job(snap, "team-a/trainer"), t)), "Pending@");
+  for (const char* t : {"trainer-0", "trainer-1", "trainer-2"})
+    EXPECT_EQ(StatusAt(Task(Job(snap, "team-a/trainer"), t)), "Pending@");
   EXPECT_THAT(Names(snap["queues"]), ElementsAre("default", "ml", "root"));
 
   // Line 23: etl-1 does not fit next to etl-0 on node-a (6 + 6 CPUs > 8).
@@ -216,10 +217,13 @@ TEST_F(ReplayTest, GangSchedulingExample) {
   const Json& trainer = Job(dump, "team-a/trainer");
   EXPECT_EQ(trainer["podGroupPhase"], "Running");
   EXPECT_EQ(trainer["queue"], "ml");
-  for (const char* t : {"trainer-0", "trainer-1", "trainer-2"}) EXPECT_EQ(StatusAt(Task(trainer, t)), "Running@gpu-a");
-  EXPECT_EQ(trainer["allocated"], Json::parse(R"({"cpu":6000,"memory":12884901888,"nvidia.com/gpu":3000,"pods":3})"));
+  for (const char* t : {"trainer-0", "trainer-1", "trainer-2"})
+    EXPECT_EQ(StatusAt(Task(trainer, t)), "Running@gpu-a");
+  EXPECT_EQ(trainer["allocated"],
+            Json::parse(R"({"cpu":6000,"memory":12884901888,"nvidia.com/gpu":3000,"pods":3})"));
   const Json& gpu = Node(dump, "gpu-a");
-  EXPECT_EQ(gpu["idle"], Json::parse(R"({"cpu":26000,"memory":124554051584,"nvidia.com/gpu":1000,"pods":107})"));
+  EXPECT_EQ(gpu["idle"],
+            Json::parse(R"({"cpu":26000,"memory":124554051584,"nvidia.com/gpu":1000,"pods":107})"));
   const Json& etl = Job(dump, "team-a/etl");
   EXPECT_EQ(StatusAt(Task(etl, "etl-0")), "Binding@node-a");
   EXPECT_EQ(StatusAt(Task(etl, "etl-1")), "Binding@node-b");
@@ -254,7 +258,9 @@ TEST_F(ReplayTest, FailedBindExample) {
   EXPECT_THAT(Names(after["assumed"]), IsEmpty());
   EXPECT_THAT(Names(Node(after, "node-a")["tasks"]), ElementsAre("team-a/web-0"));
   EXPECT_EQ(Node(after, "node-a")["used"]["cpu"], 2000);
-  EXPECT_THAT(f.r.err.str(), HasSubstr("bind team-a/web-1 to node-a failed: pods \"web-1\" is forbidden: node node-a is cordoned"));
+  EXPECT_THAT(
+      f.r.err.str(),
+      HasSubstr("bind team-a/web-1 to node-a failed: pods \"web-1\" is forbidden: node node-a is cordoned"));
 
   // Line 16 and the end: the second bind of web-1 succeeded and was confirmed.
   const Json final_dump = f.r.Dump();
@@ -263,7 +269,8 @@ TEST_F(ReplayTest, FailedBindExample) {
   EXPECT_EQ(StatusAt(Task(web, "web-0")), "Running@node-a");
   EXPECT_EQ(StatusAt(Task(web, "web-1")), "Running@node-a");
   EXPECT_THAT(Names(final_dump["assumed"]), IsEmpty());
-  EXPECT_EQ(Node(final_dump, "node-a")["idle"], Json::parse(R"({"cpu":4000,"memory":25769803776,"pods":108})"));
+  EXPECT_EQ(Node(final_dump, "node-a")["idle"],
+            Json::parse(R"({"cpu":4000,"memory":25769803776,"pods":108})"));
   EXPECT_EQ(f.r.engine.stats().binds_ok, 2);
   EXPECT_EQ(f.r.engine.stats().binds_failed, 1);
 }
@@ -293,7 +300,8 @@ TEST_F(ReplayTest, EvictionExample) {
   EXPECT_EQ(out[2], final_dump);
   EXPECT_THAT(Job(final_dump, "team-a/batch")["tasks"], IsEmpty());
   EXPECT_THAT(Names(Node(final_dump, "node-a")["tasks"]), ElementsAre("team-a/lonely"));
-  EXPECT_EQ(Node(final_dump, "node-a")["idle"], Json::parse(R"({"cpu":6000,"memory":30064771072,"pods":109})"));
+  EXPECT_EQ(Node(final_dump, "node-a")["idle"],
+            Json::parse(R"({"cpu":6000,"memory":30064771072,"pods":109})"));
   EXPECT_EQ(Node(final_dump, "node-a")["releasing"], Json::object());
   EXPECT_EQ(f.r.engine.stats().evictions, 1);
 }
@@ -437,7 +445,8 @@ TEST_F(ReplayTest, InvalidQuantityIsAnErrorLineNamingTheFieldAndChangesNothing) 
       {PodLine("ADDED", "p1", "-1"), "Pod ns/p1", "spec.containers[0].resources.requests.cpu"},
       {PodLine("MODIFIED", "p0", "2.5.1", "node-a", "Running"), "Pod ns/p0",
        "spec.containers[0].resources.requests.cpu"},
-      {PodLine("MODIFIED", "p0", "-3", "node-a", "Running"), "Pod ns/p0", "spec.containers[0].resources.requests.cpu"},
+      {PodLine("MODIFIED", "p0", "-3", "node-a", "Running"), "Pod ns/p0",
+       "spec.containers[0].resources.requests.cpu"},
       {NodeLine("ADDED", "node-b", "8q"), "Node node-b", "status.capacity.cpu"},
       {NodeLine("MODIFIED", "node-a", "lots"), "Node node-a", "status.capacity.cpu"},
   };
@@ -488,7 +497,10 @@ TEST_F(ReplayTest, UnmodelledKindIsAnErrorLine) {
   Replay r;
   ASSERT_EQ(r.Lines(Cluster()), 0);
   const std::string before = r.engine.Dump();
-  EXPECT_EQ(r.Line(R"({"op":"add","object":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"ns"}}})"), 0);
+  EXPECT_EQ(
+      r.Line(
+          R"({"op":"add","object":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"ns"}}})"),
+      0);
   ASSERT_EQ(r.Out().size(), 1u);
   EXPECT_THAT(r.Out()[0]["error"].get<std::string>(), HasSubstr("Deployment ns/d"));
   EXPECT_EQ(before, r.engine.Dump());

@@ -35,7 +35,8 @@ std::vector<Status> FakeBinder::Bind(const std::vector<BindContext*>& batch) {
       if (p.ok()) current = *p;
     }
     if (current && !current->spec.node_name.empty()) {
-      out.push_back(Status::Conflict("pod " + key + " is already assigned to node " + current->spec.node_name));
+      out.push_back(
+          Status::Conflict("pod " + key + " is already assigned to node " + current->spec.node_name));
       continue;
     }
     BindFault f = NextFault(key);
@@ -91,7 +92,8 @@ int64_t FakeBinder::calls() const {
 
 Status FakeEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (fail_next_ > 0 || (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
+  if (fail_next_ > 0 ||
+      (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
     if (fail_next_ > 0) --fail_next_;
     return Status::Unavailable("injected: evicting " + pod.metadata.name + " failed");
   }
@@ -105,7 +107,8 @@ std::vector<std::string> FakeEvictor::evicted() const {
 }
 
 Status FakeStatusUpdater::MaybeFail() {
-  if (fail_next_ > 0 || (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
+  if (fail_next_ > 0 ||
+      (random_fault_p_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < random_fault_p_)) {
     if (fail_next_ > 0) --fail_next_;
     return Status::Unavailable("injected: status write failed");
   }

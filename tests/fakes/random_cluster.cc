@@ -195,16 +195,17 @@ RandomCluster::PodDesc RandomCluster::RandomPod(const std::string& ns, const std
       }
     }
   }
-  if (!Chance(0.15)) d.group = "j" + std::to_string(Uniform(static_cast<size_t>(options_.jobs_per_namespace)));
+  if (!Chance(0.15))
+    d.group = "j" + std::to_string(Uniform(static_cast<size_t>(options_.jobs_per_namespace)));
   d.scheduler = Chance(0.8) ? options_.scheduler_name : ForeignScheduler();
   if (Chance(0.35)) d.node = RandomNodeName(/*include_ghosts=*/true);
   if (d.node.empty()) {
-    static constexpr const char* kPhases[] = {"Pending", "Pending", "Pending", "Pending", "Pending",
+    static constexpr const char* kPhases[] = {"Pending", "Pending", "Pending", "Pending",   "Pending",
                                               "Pending", "Pending", "Running", "Succeeded", "Failed"};
     d.phase = kPhases[Uniform(std::size(kPhases))];
   } else {
-    static constexpr const char* kPhases[] = {"Running", "Running", "Running", "Running", "Pending",
-                                              "Pending", "Succeeded", "Failed", "Unknown"};
+    static constexpr const char* kPhases[] = {"Running", "Running",   "Running", "Running", "Pending",
+                                              "Pending", "Succeeded", "Failed",  "Unknown"};
     d.phase = kPhases[Uniform(std::size(kPhases))];
   }
   d.deleting = Chance(0.08);
@@ -253,8 +254,8 @@ RandomCluster::NodeDesc RandomCluster::RandomNode(const std::string& name) {
   return d;
 }
 
-std::shared_ptr<const k8s::PodGroup> RandomCluster::RandomPodGroup(const std::string& ns, const std::string& name,
-                                                                   bool keep_uid) {
+std::shared_ptr<const k8s::PodGroup> RandomCluster::RandomPodGroup(const std::string& ns,
+                                                                   const std::string& name, bool keep_uid) {
   auto pg = std::make_shared<k8s::PodGroup>();
   pg->metadata.name = name;
   pg->metadata.namespace_ = ns;
@@ -365,8 +366,9 @@ RandomStep RandomCluster::AddNewPod() {
   source_.PutPod(pod);
   pods_[key] = d;
   RandomStep step;
-  step.what = "add pod " + key + " uid=" + d.uid + " group=" + d.group + " sched=" + d.scheduler + " node=" +
-              d.node + " phase=" + d.phase + (d.deleting ? " deleting" : "") + (d.invalid ? " invalid" : "");
+  step.what = "add pod " + key + " uid=" + d.uid + " group=" + d.group + " sched=" + d.scheduler +
+              " node=" + d.node + " phase=" + d.phase + (d.deleting ? " deleting" : "") +
+              (d.invalid ? " invalid" : "");
   if (recreated) step.what = "delete and re-" + step.what;
   step.status = cache_->AddPod(pod);
   step.single_call = !recreated;
@@ -392,7 +394,8 @@ RandomStep RandomCluster::ApplyPodUpdate(const PodDesc& next, const std::string&
   source_.PutPod(pod);
   RandomStep step;
   step.what = what + " " + key + " → node=" + next.node + " phase=" + next.phase + " group=" + next.group +
-              " sched=" + next.scheduler + (next.deleting ? " deleting" : "") + (next.invalid ? " invalid" : "");
+              " sched=" + next.scheduler + (next.deleting ? " deleting" : "") +
+              (next.invalid ? " invalid" : "");
   step.status = cache_->UpdatePod(old, pod);
   step.single_call = true;
   return step;
@@ -425,7 +428,8 @@ RandomStep RandomCluster::UpdatePod() {
       RandomizeRequest(d);
       break;
     case 5:
-      d.group = Chance(0.15) ? "" : "j" + std::to_string(Uniform(static_cast<size_t>(options_.jobs_per_namespace)));
+      d.group =
+          Chance(0.15) ? "" : "j" + std::to_string(Uniform(static_cast<size_t>(options_.jobs_per_namespace)));
       break;
     case 6:
       d.scheduler = d.scheduler == options_.scheduler_name ? ForeignScheduler() : options_.scheduler_name;
@@ -502,9 +506,9 @@ RandomStep RandomCluster::PutNode() {
   k8s::NodePtr node = d.Build();
   source_.PutNode(node);
   RandomStep step;
-  step.what = std::string(prev == nodes_.end() ? "add" : "update") + " node " + name + " cpu=" +
-              std::to_string(d.cpu) + " pods=" + std::to_string(d.pods) + " ready=" + d.ready + " zone=" +
-              std::to_string(d.zone) + " rz=" + d.revocable_zone + (d.invalid ? " invalid" : "");
+  step.what = std::string(prev == nodes_.end() ? "add" : "update") + " node " + name +
+              " cpu=" + std::to_string(d.cpu) + " pods=" + std::to_string(d.pods) + " ready=" + d.ready +
+              " zone=" + std::to_string(d.zone) + " rz=" + d.revocable_zone + (d.invalid ? " invalid" : "");
   if (prev == nodes_.end()) {
     cache_->AddNode(*node);
   } else {
@@ -544,8 +548,8 @@ RandomStep RandomCluster::PutPodGroup() {
   auto pg = RandomPodGroup(ns, name, /*keep_uid=*/cur != pod_groups_.end() && Chance(0.85));
   RandomStep step;
   step.single_call = true;
-  step.what = std::string(cur == pod_groups_.end() ? "add" : "update") + " podgroup " + id + " uid=" +
-              pg->metadata.uid + " queue=" + pg->spec.queue + " pc=" + pg->spec.priority_class_name;
+  step.what = std::string(cur == pod_groups_.end() ? "add" : "update") + " podgroup " + id +
+              " uid=" + pg->metadata.uid + " queue=" + pg->spec.queue + " pc=" + pg->spec.priority_class_name;
   if (cur == pod_groups_.end()) {
     step.status = cache_->AddPodGroup(pg);
   } else {
@@ -660,7 +664,8 @@ RandomStep RandomCluster::PutQuota() {
   step.single_call = true;
   step.what = "put quota " + key;
   auto cur = quotas_.find(key);
-  step.status = cur == quotas_.end() ? cache_->AddResourceQuota(q) : cache_->UpdateResourceQuota(cur->second, q);
+  step.status =
+      cur == quotas_.end() ? cache_->AddResourceQuota(q) : cache_->UpdateResourceQuota(cur->second, q);
   quotas_[key] = q;
   return step;
 }
@@ -755,7 +760,8 @@ RandomStep RandomCluster::AdvanceClock() {
 }
 
 RandomStep RandomCluster::Resync() {
-  std::string key = !pods_.empty() && Chance(0.8) ? PickFrom(pods_)->first : RandomNamespace() + "/" + RandomPodName();
+  std::string key =
+      !pods_.empty() && Chance(0.8) ? PickFrom(pods_)->first : RandomNamespace() + "/" + RandomPodName();
   RandomStep step;
   step.single_call = true;
   step.what = "resync " + key;

@@ -131,7 +131,8 @@ class RandomCluster {
   PodDesc RandomPod(const std::string& ns, const std::string& name);
   void RandomizeRequest(PodDesc& d);
   NodeDesc RandomNode(const std::string& name);
-  std::shared_ptr<const k8s::PodGroup> RandomPodGroup(const std::string& ns, const std::string& name, bool keep_uid);
+  std::shared_ptr<const k8s::PodGroup> RandomPodGroup(const std::string& ns, const std::string& name,
+                                                      bool keep_uid);
   std::shared_ptr<const k8s::Queue> RandomQueue(const std::string& name);
   template <typename Map>
   const typename Map::value_type* PickFrom(const Map& m);
@@ -173,14 +174,14 @@ class RandomCluster {
   ObjectStoreSource source_;
   std::unique_ptr<SchedulerCache> cache_;
 
-  std::map<std::string, PodDesc> pods_;                 // key → current version (in the source)
-  std::map<std::string, k8s::PodPtr> previous_pods_;    // key → the version before (stale tombstones)
-  std::map<std::string, NodeDesc> nodes_;               // name → current object (in the source)
+  std::map<std::string, PodDesc> pods_;               // key → current version (in the source)
+  std::map<std::string, k8s::PodPtr> previous_pods_;  // key → the version before (stale tombstones)
+  std::map<std::string, NodeDesc> nodes_;             // name → current object (in the source)
   std::map<std::string, std::shared_ptr<const k8s::PodGroup>> pod_groups_;  // "ns/name"
   std::map<std::string, std::shared_ptr<const k8s::Queue>> queues_;
   std::map<std::string, k8s::PriorityClass> priority_classes_;
-  std::map<std::string, k8s::ResourceQuota> quotas_;    // "ns/name"
-  std::map<std::string, std::string> binds_;            // task key → node, binds believed in flight
+  std::map<std::string, k8s::ResourceQuota> quotas_;  // "ns/name"
+  std::map<std::string, std::string> binds_;          // task key → node, binds believed in flight
   uint64_t next_uid_ = 1;
   int64_t next_rv_ = 1;
 };

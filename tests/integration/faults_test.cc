@@ -35,7 +35,8 @@ std::string Lower(std::string s) {
 }
 
 // Lines of `log` from line `from` on that contain (case-insensitive) any of `needles`.
-std::vector<std::string> LinesWith(const std::string& log, const std::vector<std::string>& needles, size_t from = 0) {
+std::vector<std::string> LinesWith(const std::string& log, const std::vector<std::string>& needles,
+                                   size_t from = 0) {
   std::vector<std::string> out;
   std::istringstream in(log);
   std::string line;
@@ -83,7 +84,8 @@ TEST_F(FaultsTest, ApiServerRestartServeReconnectsAndBindsWithoutLostOrDuplicate
   ASSERT_TRUE(server().StartApiserver(&err)) << err;
   c = Admin();
 
-  EXPECT_TRUE(Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(20)))
+  EXPECT_TRUE(
+      Eventually([&] { return !LinesWith(serve->Log(), {"reconnect"}, lines_before).empty(); }, Seconds(20)))
       << "no log line marks the watch reconnect (defect 8); log since the restart:\n"
       << Tail(serve->Log());
   ASSERT_EQ(CreateGang(c, ns, "after", 6, "1", "1Gi", {{"suite", "rs"}}), "");
@@ -93,7 +95,8 @@ TEST_F(FaultsTest, ApiServerRestartServeReconnectsAndBindsWithoutLostOrDuplicate
   auto metrics = serve->AdminGet("/metrics").body;
   EXPECT_EQ(MetricValue(metrics, "volcache_binds_failed_total"), 0)
       << "binds failed after the restart (defect 4: stale keep-alive connections)";
-  auto failed_lines = LinesWith(serve->Log(), {"binding failed", "bind failed", "failed to bind"}, lines_before);
+  auto failed_lines =
+      LinesWith(serve->Log(), {"binding failed", "bind failed", "failed to bind"}, lines_before);
   EXPECT_TRUE(failed_lines.empty()) << "first: " << (failed_lines.empty() ? "" : failed_lines[0]);
   EXPECT_TRUE(BindingsExactlyOnce(ns));
   EXPECT_TRUE(serve->Running());
@@ -136,12 +139,16 @@ TEST_F(FaultsTest, WatchFromCompactedResourceVersionRelistsAndStaysConsistent) {
   // Move etcd's revision far past the watches' resourceVersions and let two compactions run.
   for (int i = 0; i < 30; ++i) {
     c.Post("/api/v1/namespaces/" + ns + "/configmaps",
-           Json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "churn-" + std::to_string(i)}}}});
+           Json{{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata", {{"name", "churn-" + std::to_string(i)}}}});
   }
   std::this_thread::sleep_for(std::chrono::seconds(11));
   for (int i = 30; i < 40; ++i) {
     c.Post("/api/v1/namespaces/" + ns + "/configmaps",
-           Json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "churn-" + std::to_string(i)}}}});
+           Json{{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata", {{"name", "churn-" + std::to_string(i)}}}});
   }
   const size_t lines_before = LineCount(serve->Log());
   std::string err;
@@ -153,7 +160,8 @@ TEST_F(FaultsTest, WatchFromCompactedResourceVersionRelistsAndStaysConsistent) {
   ASSERT_EQ(CreateGang(c, ns, "second", 2, "1", "1Gi", {{"suite", "gone"}}), "");
   EXPECT_TRUE(Eventually(
       [&] {
-        return !LinesWith(serve->Log(), {"410", "gone", "too old", "relist", "expired"}, lines_before).empty();
+        return !LinesWith(serve->Log(), {"410", "gone", "too old", "relist", "expired"}, lines_before)
+                    .empty();
       },
       Seconds(30)))
       << "no relist after 410 in the log; since the restart:\n"
@@ -207,7 +215,8 @@ class CountingListener {
   int port() const { return port_; }
   int CountBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     std::lock_guard<std::mutex> l(mu_);
-    return static_cast<int>(std::count_if(times_.begin(), times_.end(), [&](auto t) { return t >= a && t < b; }));
+    return static_cast<int>(
+        std::count_if(times_.begin(), times_.end(), [&](auto t) { return t >= a && t < b; }));
   }
 
  private:
@@ -248,8 +257,8 @@ TEST_F(FaultsTest, UnreachableServerHealthzAt1sReadyz503NoWarningStormAndSigterm
   EXPECT_GE(healthz_at, 0) << "/healthz never answered 200 in 5 s (defect 2); log:\n" << Tail(serve->Log());
   EXPECT_LE(healthz_at, 1.0) << "/healthz answered 200 only after " << healthz_at << " s (defect 2)";
   auto ready = serve->AdminGet("/readyz");
-  EXPECT_EQ(ready.status, 503) << "/readyz with an unreachable API server: " << ready.status << " " << ready.body
-                               << ready.error;
+  EXPECT_EQ(ready.status, 503) << "/readyz with an unreachable API server: " << ready.status << " "
+                               << ready.body << ready.error;
   std::this_thread::sleep_for(std::chrono::steady_clock::time_point(t0 + std::chrono::seconds(12)) -
                               std::chrono::steady_clock::now());
   const auto warnings = LinesWith(serve->Log(), {"[warning]", "[error]"}).size();
@@ -321,7 +330,8 @@ Json ReadmeClusterRole() {
   return role;
 }
 
-std::string ServiceAccountToken(KubeClient& c, const std::string& ns, const std::string& sa, std::string* err) {
+std::string ServiceAccountToken(KubeClient& c, const std::string& ns, const std::string& sa,
+                                std::string* err) {
   auto a = c.Post("/api/v1/namespaces/" + ns + "/serviceaccounts",
                   Json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", sa}}}});
   if (a.status != 201) *err = "POST serviceaccount: " + std::to_string(a.status) + a.body;
@@ -345,12 +355,14 @@ TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
   const std::string role_name = role["metadata"]["name"];
   auto a = c.Post("/apis/rbac.authorization.k8s.io/v1/clusterroles", role);
   ASSERT_EQ(a.status, 201) << a.body;
-  a = c.Post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-             Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                  {"kind", "ClusterRoleBinding"},
-                  {"metadata", {{"name", role_name}}},
-                  {"subjects", Json::array({{{"kind", "ServiceAccount"}, {"name", "volcache"}, {"namespace", ns}}})},
-                  {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role_name}}}});
+  a = c.Post(
+      "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+      Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+           {"kind", "ClusterRoleBinding"},
+           {"metadata", {{"name", role_name}}},
+           {"subjects", Json::array({{{"kind", "ServiceAccount"}, {"name", "volcache"}, {"namespace", ns}}})},
+           {"roleRef",
+            {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role_name}}}});
   ASSERT_EQ(a.status, 201) << a.body;
   std::string err;
   std::string token = ServiceAccountToken(c, ns, "volcache", &err);
@@ -359,7 +371,8 @@ TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
   ASSERT_EQ(CreateGang(c, ns, "g", 2, "1", "1Gi", {{"suite", "rbac"}}), "");
   // An unschedulable gang too, so status writes, conditions and events are exercised.
   ASSERT_EQ(CreateGang(c, ns, "big", 2, "6", "1Gi", {{"suite", "rbac"}}), "");
-  auto serve = StartServe("rbac", {"--schedule-period", "500ms"}, server().WriteKubeconfig("volcache", token));
+  auto serve =
+      StartServe("rbac", {"--schedule-period", "500ms"}, server().WriteKubeconfig("volcache", token));
   ASSERT_TRUE(WaitReady(*serve));
   EXPECT_TRUE(Eventually(
       [&] {
@@ -370,7 +383,8 @@ TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
       << Tail(serve->Log());
   std::this_thread::sleep_for(std::chrono::seconds(3));
   auto forbidden = LinesWith(serve->Log(), {"403", "forbidden"});
-  EXPECT_TRUE(forbidden.empty()) << forbidden.size() << " log lines with 403/forbidden under the README's RBAC; first: "
+  EXPECT_TRUE(forbidden.empty()) << forbidden.size()
+                                 << " log lines with 403/forbidden under the README's RBAC; first: "
                                  << (forbidden.empty() ? "" : forbidden[0]);
   int denied = 0;
   std::string what;
@@ -413,8 +427,10 @@ TEST_F(FaultsTest, ServiceAccountWithoutRbacLogsEach403OnceWithoutRequestStorm) 
   for (auto& e : ReadAudit(server().audit_log())) {
     if (e.user == "system:serviceaccount:norbac:nobody" && e.code == 403) ++denied_writes;
   }
-  EXPECT_LE(denied_writes, 24) << denied_writes << " forbidden writes in 12 s (defect 3: want backoff, not a storm)";
-  EXPECT_LE(LinesWith(log, {"[warning]", "[error]"}).size(), 40u) << "warning/error log lines in 12 s without RBAC";
+  EXPECT_LE(denied_writes, 24) << denied_writes
+                               << " forbidden writes in 12 s (defect 3: want backoff, not a storm)";
+  EXPECT_LE(LinesWith(log, {"[warning]", "[error]"}).size(), 40u)
+      << "warning/error log lines in 12 s without RBAC";
   (void)t0;
   serve->Signal(SIGTERM);
   EXPECT_TRUE(serve->WaitExit(Seconds(5)).has_value()) << "SIGTERM ignored without RBAC";
@@ -446,7 +462,8 @@ TEST_F(FaultsTest, BadObjectsAreNamedOnceAndEverythingElseIsScheduled) {
   auto mem = LinesWith(log, {"hugemem"});
   int mem_named = 0;
   for (auto& l : mem) mem_named += Lower(l).find("memory") != std::string::npos;
-  EXPECT_EQ(mem_named, 1) << "log lines naming pod hugemem-0 and its memory: " << mem_named << "; log:\n" << Tail(log);
+  EXPECT_EQ(mem_named, 1) << "log lines naming pod hugemem-0 and its memory: " << mem_named << "; log:\n"
+                          << Tail(log);
   auto nq = LinesWith(log, {"noqueue"});
   int nq_named = 0;
   for (auto& l : nq) nq_named += l.find("nope") != std::string::npos;

@@ -48,7 +48,8 @@ class RealServerTest : public ::testing::Test {
 
   // Waits for /readyz 200; fails the test (with the log's tail) otherwise.
   static ::testing::AssertionResult WaitReady(ServeProcess& p, Seconds deadline = Seconds(60)) {
-    if (Eventually([&] { return p.AdminGet("/readyz").status == 200 || !p.Running(); }, deadline) && p.Running()) {
+    if (Eventually([&] { return p.AdminGet("/readyz").status == 200 || !p.Running(); }, deadline) &&
+        p.Running()) {
       return ::testing::AssertionSuccess();
     }
     return ::testing::AssertionFailure() << "volcache serve not ready within " << deadline.count()
@@ -63,18 +64,21 @@ class RealServerTest : public ::testing::Test {
   // Every pod of `ns` that has a Binding in the audit log has exactly one, and every pod bound
   // on the server has one: nothing lost, nothing duplicated.
   // Pods in `created_bound` were created with spec.nodeName (no Binding).
-  ::testing::AssertionResult BindingsExactlyOnce(const std::string& ns, const std::set<std::string>& created_bound = {}) {
+  ::testing::AssertionResult BindingsExactlyOnce(const std::string& ns,
+                                                 const std::set<std::string>& created_bound = {}) {
     KubeClient c = Admin();
     auto nodes = PodNodes(c, ns);
     auto audit = BindingsPerPod(ReadAudit(server_->audit_log()), ns);
     std::ostringstream bad;
     for (auto& [pod, n] : audit) {
-      if (created_bound.count(pod.substr(ns.size() + 1))) bad << pod << " was created bound, yet got a Binding; ";
+      if (created_bound.count(pod.substr(ns.size() + 1)))
+        bad << pod << " was created bound, yet got a Binding; ";
       if (n != 1) bad << pod << " has " << n << " successful Bindings; ";
     }
     for (auto& [name, node] : nodes) {
       const std::string key = ns + "/" + name;
-      if (!node.empty() && !audit.count(key) && !created_bound.count(name)) bad << key << " is bound to " << node << " but no Binding was audited; ";
+      if (!node.empty() && !audit.count(key) && !created_bound.count(name))
+        bad << key << " is bound to " << node << " but no Binding was audited; ";
     }
     if (bad.str().empty()) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << bad.str();
@@ -88,11 +92,12 @@ class RealServerTest : public ::testing::Test {
 // Creates `count` pods of gang `group` (PodGroup with minMember `min`, or `count`) in `ns`.
 inline std::string CreateGang(KubeClient& c, const std::string& ns, const std::string& group, int count,
                               const std::string& cpu, const std::string& memory,
-                              const std::map<std::string, std::string>& selector, const std::string& queue = "default",
-                              int min = -1) {
+                              const std::map<std::string, std::string>& selector,
+                              const std::string& queue = "default", int min = -1) {
   auto a = c.Post("/apis/scheduling.volcano.sh/v1beta1/namespaces/" + ns + "/podgroups",
                   PodGroupJson(ns, group, min < 0 ? count : min, queue));
-  if (a.status != 201) return "POST podgroup " + group + ": " + std::to_string(a.status) + " " + a.error + a.body;
+  if (a.status != 201)
+    return "POST podgroup " + group + ": " + std::to_string(a.status) + " " + a.error + a.body;
   for (int i = 0; i < count; ++i) {
     const std::string name = group + "-" + std::to_string(i);
     a = c.Post("/api/v1/namespaces/" + ns + "/pods", PodJson(ns, name, group, cpu, memory, selector));

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,14 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <atomic>
 #include <cstdio>
 #include <ctime>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -45,8 +44,10 @@ int RunShell(const std::string& cmd, std::string* out) {
 std::string ShellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -123,7 +124,8 @@ struct KubeClient::Impl {
   std::unique_ptr<httplib::SSLClient> cli;
 };
 
-KubeClient::KubeClient(std::string server, std::string ca_file, std::string token) : impl_(std::make_unique<Impl>()) {
+KubeClient::KubeClient(std::string server, std::string ca_file, std::string token)
+    : impl_(std::make_unique<Impl>()) {
   // server: https://HOST:PORT
   std::string rest = server.substr(server.find("://") + 3);
   auto colon = rest.rfind(':');
@@ -137,7 +139,8 @@ KubeClient::KubeClient(std::string server, std::string ca_file, std::string toke
   impl_->cli->set_connection_timeout(10, 0);
   impl_->cli->set_read_timeout(60, 0);
   impl_->cli->set_write_timeout(30, 0);
-  impl_->cli->set_default_headers({{"User-Agent", "volcache-integration-test"}, {"Accept", "application/json"}});
+  impl_->cli->set_default_headers(
+      {{"User-Agent", "volcache-integration-test"}, {"Accept", "application/json"}});
 }
 
 KubeClient::~KubeClient() = default;
@@ -148,11 +151,16 @@ HttpAnswer KubeClient::Do(const std::string& method, const std::string& path, co
                           const std::string& content_type) {
   httplib::Result r{nullptr, httplib::Error::Unknown};
   auto& c = *impl_->cli;
-  if (method == "GET") r = c.Get(path);
-  else if (method == "POST") r = c.Post(path, body, content_type);
-  else if (method == "PUT") r = c.Put(path, body, content_type);
-  else if (method == "PATCH") r = c.Patch(path, body, content_type);
-  else if (method == "DELETE") r = c.Delete(path);
+  if (method == "GET")
+    r = c.Get(path);
+  else if (method == "POST")
+    r = c.Post(path, body, content_type);
+  else if (method == "PUT")
+    r = c.Put(path, body, content_type);
+  else if (method == "PATCH")
+    r = c.Patch(path, body, content_type);
+  else if (method == "DELETE")
+    r = c.Delete(path);
   HttpAnswer a;
   if (!r) {
     a.error = httplib::to_string(r.error());
@@ -190,10 +198,11 @@ Json PodJson(const std::string& ns, const std::string& name, const std::string& 
              const std::string& scheduler, const std::string& node_name, const std::string& priority_class) {
   Json meta = {{"name", name}, {"namespace", ns}};
   if (!group.empty()) meta["annotations"] = {{"scheduling.k8s.io/group-name", group}};
-  Json spec = {{"schedulerName", scheduler},
-               {"containers", Json::array({{{"name", "main"},
-                                            {"image", "registry.k8s.io/pause:3.7"},
-                                            {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}}}}})}};
+  Json spec = {
+      {"schedulerName", scheduler},
+      {"containers", Json::array({{{"name", "main"},
+                                   {"image", "registry.k8s.io/pause:3.7"},
+                                   {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}}}}})}};
   if (!node_selector.empty()) {
     Json sel = Json::object();
     for (auto& [k, v] : node_selector) sel[k] = v;
@@ -219,7 +228,9 @@ Json QueueJson(const std::string& name, int weight) {
 }
 
 Json PriorityClassJson(const std::string& name, int value) {
-  return {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}},
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}}},
           {"value", value}};
 }
 
@@ -253,13 +264,16 @@ std::unique_ptr<KubeApiServer> KubeApiServer::Up(const std::string& extra_args, 
   std::string why = CheckTools(&must_fail);
   if (!why.empty()) {
     // The message must not contain the skip marker, or ctest would count the failure as a skip.
-    if (must_fail) *error = "CI=true and the tools folder exists, yet the suite cannot run: " + why.substr(5);
-    else *skip = why;
+    if (must_fail)
+      *error = "CI=true and the tools folder exists, yet the suite cannot run: " + why.substr(5);
+    else
+      *skip = why;
     return nullptr;
   }
   auto s = std::unique_ptr<KubeApiServer>(new KubeApiServer());
   s->script = ToolsDir() + "/kube-apiserver.sh";
-  std::string tmpl = std::filesystem::is_directory("/dev/shm") ? "/dev/shm/vcint.XXXXXX" : "/tmp/vcint.XXXXXX";
+  std::string tmpl =
+      std::filesystem::is_directory("/dev/shm") ? "/dev/shm/vcint.XXXXXX" : "/tmp/vcint.XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) {
@@ -268,11 +282,10 @@ std::unique_ptr<KubeApiServer> KubeApiServer::Up(const std::string& extra_args, 
   }
   s->base_ = buf.data();
   s->dir_ = s->base_ + "/kas";
-  {
-    std::ofstream(s->base_ + "/audit-policy.yaml") << kAuditPolicy;
-  }
-  std::string args = "--audit-policy-file=" + s->base_ + "/audit-policy.yaml --audit-log-path=" + s->audit_log() +
-                     " --audit-log-maxsize=0 " + extra_args;
+  { std::ofstream(s->base_ + "/audit-policy.yaml") << kAuditPolicy; }
+  std::string args = "--audit-policy-file=" + s->base_ +
+                     "/audit-policy.yaml --audit-log-path=" + s->audit_log() + " --audit-log-maxsize=0 " +
+                     extra_args;
   std::string out;
   int rc = RunShell("KUBE_APISERVER_EXTRA_ARGS=" + ShellQuote(args) + " UP_TIMEOUT=${UP_TIMEOUT:-180} " +
                         ShellQuote(s->script) + " up " + ShellQuote(s->dir_),
@@ -302,7 +315,8 @@ std::unique_ptr<KubeApiServer> KubeApiServer::Up(const std::string& extra_args, 
 KubeApiServer::~KubeApiServer() {
   if (base_.empty()) return;
   std::string out;
-  if (!dir_.empty() && std::filesystem::exists(dir_)) RunShell(ShellQuote(script) + " down " + ShellQuote(dir_), &out);
+  if (!dir_.empty() && std::filesystem::exists(dir_))
+    RunShell(ShellQuote(script) + " down " + ShellQuote(dir_), &out);
   std::error_code ec;
   if (std::getenv("VOLCACHE_KEEP_INTEGRATION_DIR") == nullptr) std::filesystem::remove_all(base_, ec);
 }
@@ -390,8 +404,8 @@ std::string KubeApiServer::WriteKubeconfig(const std::string& name, const std::s
     ca_data = out;
   }
   std::string path = base_ + "/kubeconfig-" + name;
-  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: " << server_
-                      << "\n    certificate-authority-data: " << ca_data
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: "
+                      << server_ << "\n    certificate-authority-data: " << ca_data
                       << "\nusers:\n- name: " << name << "\n  user:\n    token: " << token
                       << "\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: " << name
                       << "\ncurrent-context: test\n";
@@ -419,7 +433,8 @@ std::string VolcacheBinary() {
   return VOLCACHE_BINARY;
 }
 
-ServeProcess::ServeProcess(const std::string& name, const std::string& log_dir, std::vector<std::string> args) {
+ServeProcess::ServeProcess(const std::string& name, const std::string& log_dir,
+                           std::vector<std::string> args) {
   admin_port_ = FreePort();
   log_ = log_dir + "/" + name + ".log";
   std::vector<std::string> argv = {VolcacheBinary(), "-v", "2", "serve"};  // info level
@@ -466,7 +481,8 @@ void ServeProcess::Signal(int sig) {
 
 std::optional<int> ServeProcess::WaitExit(Seconds timeout) {
   if (exit_) return exit_;
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+  auto end = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
   do {
     int st = 0;
     pid_t r = waitpid(pid_, &st, WNOHANG);
@@ -500,7 +516,8 @@ HttpAnswer ServeProcess::AdminGet(const std::string& path, Seconds timeout) cons
 // ---------------------------------------------------------------- misc
 
 bool Eventually(const std::function<bool()>& cond, Seconds deadline) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline);
+  auto end = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline);
   while (true) {
     if (cond()) return true;
     if (std::chrono::steady_clock::now() >= end) return false;
@@ -600,11 +617,13 @@ int CountBound(KubeClient& c, const std::string& ns) {
 }
 
 void CreateNamespace(KubeClient& c, const std::string& ns) {
-  c.Post("/api/v1/namespaces", Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  c.Post("/api/v1/namespaces",
+         Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
 }
 
-std::string CreateReadyNode(KubeClient& c, const std::string& name, const std::map<std::string, std::string>& labels,
-                            const std::string& cpu, const std::string& memory, int pods) {
+std::string CreateReadyNode(KubeClient& c, const std::string& name,
+                            const std::map<std::string, std::string>& labels, const std::string& cpu,
+                            const std::string& memory, int pods) {
   auto a = c.Post("/api/v1/nodes", NodeJson(name, labels));
   if (a.status != 201) return "POST node " + name + ": " + std::to_string(a.status) + " " + a.error + a.body;
   a = c.MergePatch("/api/v1/nodes/" + name + "/status", NodeStatusJson(cpu, memory, true, pods));

@@ -63,7 +63,8 @@ Json PriorityClassJson(const std::string& name, int value);
 class KubeApiServer {
  public:
   // Starts a server, or sets *skip ("SKIP: ...") when the tool or etcd is missing, or *error.
-  static std::unique_ptr<KubeApiServer> Up(const std::string& extra_args, std::string* skip, std::string* error);
+  static std::unique_ptr<KubeApiServer> Up(const std::string& extra_args, std::string* skip,
+                                           std::string* error);
   ~KubeApiServer();  // down
 
   const std::string& dir() const { return dir_; }  // the tool's DIR
@@ -155,7 +156,8 @@ int CountBound(KubeClient& c, const std::string& ns);
 // Creates namespace `ns` (ok when it exists).
 void CreateNamespace(KubeClient& c, const std::string& ns);
 // Creates a Ready node with labels and allocatable; returns "" or an error text.
-std::string CreateReadyNode(KubeClient& c, const std::string& name, const std::map<std::string, std::string>& labels,
-                            const std::string& cpu, const std::string& memory, int pods = 110);
+std::string CreateReadyNode(KubeClient& c, const std::string& name,
+                            const std::map<std::string, std::string>& labels, const std::string& cpu,
+                            const std::string& memory, int pods = 110);
 
 }  // namespace volcache::integration

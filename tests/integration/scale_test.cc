@@ -36,8 +36,9 @@ class ScaleTest : public RealServerTest {
     if (!e.empty()) return e;
     return ParallelFor(server(), kCreateThreads, gangs * per_gang, [&](KubeClient& k, int i) {
       const std::string group = "g" + std::to_string(i / per_gang);
-      auto a = k.Post("/api/v1/namespaces/" + ns + "/pods",
-                      PodJson(ns, group + "-" + std::to_string(i % per_gang), group, cpu, mem, {{"suite", suite}}));
+      auto a = k.Post(
+          "/api/v1/namespaces/" + ns + "/pods",
+          PodJson(ns, group + "-" + std::to_string(i % per_gang), group, cpu, mem, {{"suite", suite}}));
       return a.status == 201 ? "" : "POST pod: " + std::to_string(a.status) + a.error + a.body;
     });
   }
@@ -56,10 +57,12 @@ class ScaleTest : public RealServerTest {
     auto t0 = std::chrono::steady_clock::now();
     e = ParallelFor(server(), kBindConcurrency, n, [&](KubeClient& k, int i) {
       const std::string pod = "p" + std::to_string(i);
-      Json b = {{"apiVersion", "v1"},
-                {"kind", "Binding"},
-                {"metadata", {{"name", pod}, {"namespace", ns}}},
-                {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "ceiling-sink-" + std::to_string(i % 10)}}}};
+      Json b = {
+          {"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", pod}, {"namespace", ns}}},
+          {"target",
+           {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "ceiling-sink-" + std::to_string(i % 10)}}}};
       auto a = k.Post("/api/v1/namespaces/" + ns + "/pods/" + pod + "/binding", b);
       return a.status == 201 ? "" : "binding: " + std::to_string(a.status) + a.body;
     });
@@ -74,8 +77,8 @@ class ScaleTest : public RealServerTest {
 
   // Waits until `want` pods of `ns` have a successful Binding, failing when nothing new was
   // bound for `stall` or after `deadline`. Returns the audited bindings.
-  std::map<std::string, int> WaitAllBound(ServeProcess& serve, const std::string& ns, size_t want, Seconds stall,
-                                          Seconds deadline) {
+  std::map<std::string, int> WaitAllBound(ServeProcess& serve, const std::string& ns, size_t want,
+                                          Seconds stall, Seconds deadline) {
     auto start = std::chrono::steady_clock::now();
     auto last_progress = start;
     size_t last = 0;
@@ -144,9 +147,10 @@ TEST_F(ScaleTest, FirstBindWithin500msOn200NodesAnd2000GangPods) {
   ceiling_rate_ = TrivialBinderRate("first-ceiling", 2000);
   const double first_bind = first - start;
   const double rate = bindings.size() / std::max(1e-3, last - first);
-  std::printf("FIGURE: defect 9: 200 nodes, 2000 gang pods: first Binding %.3f s after serve started; "
-              "%zu bound, bind phase %.0f pods/s over %.2f s; trivial binder ceiling %.0f pods/s (%d at once)\n",
-              first_bind, bindings.size(), rate, last - first, ceiling_rate_, kBindConcurrency);
+  std::printf(
+      "FIGURE: defect 9: 200 nodes, 2000 gang pods: first Binding %.3f s after serve started; "
+      "%zu bound, bind phase %.0f pods/s over %.2f s; trivial binder ceiling %.0f pods/s (%d at once)\n",
+      first_bind, bindings.size(), rate, last - first, ceiling_rate_, kBindConcurrency);
   std::fflush(stdout);
   EXPECT_EQ(bindings.size(), 2000u);
   for (auto& [pod, n] : bindings) EXPECT_EQ(n, 1) << pod;
@@ -168,11 +172,12 @@ TEST_F(ScaleTest, EightThousandGangPodsOn500NodesAllBoundOnce) {
   serve->Signal(SIGTERM);
   auto code = serve->WaitExit(Seconds(10));
   if (ceiling_rate_ == 0) ceiling_rate_ = TrivialBinderRate("big-ceiling", 2000);
-  std::printf("FIGURE: defect 10: 500 nodes, 1000 gangs x 8 pods: %zu of 8000 bound %s %.2f s from serve's start "
-              "(bind phase %.2f s); trivial binder ceiling %.0f pods/s (%d at once), i.e. %.2f s for 8000\n",
-              bindings.size(), bindings.size() == 8000 ? "(all) in" : "when the test gave up after",
-              bindings.size() == 8000 ? last - start : done - start, bindings.empty() ? 0.0 : last - first,
-              ceiling_rate_, kBindConcurrency, 8000 / ceiling_rate_);
+  std::printf(
+      "FIGURE: defect 10: 500 nodes, 1000 gangs x 8 pods: %zu of 8000 bound %s %.2f s from serve's start "
+      "(bind phase %.2f s); trivial binder ceiling %.0f pods/s (%d at once), i.e. %.2f s for 8000\n",
+      bindings.size(), bindings.size() == 8000 ? "(all) in" : "when the test gave up after",
+      bindings.size() == 8000 ? last - start : done - start, bindings.empty() ? 0.0 : last - first,
+      ceiling_rate_, kBindConcurrency, 8000 / ceiling_rate_);
   std::fflush(stdout);
   EXPECT_EQ(bindings.size(), 8000u) << "defect 10: the bind flow stopped";
   for (auto& [pod, n] : bindings) {

@@ -24,7 +24,8 @@ TEST_F(ServeTest, InitialSyncCountsForeignBoundPodIgnoresOtherSchedulersAndIsCon
   const std::string ns = "sync";
   CreateNamespace(c, ns);
   ASSERT_EQ(c.Post("/apis/scheduling.volcano.sh/v1beta1/queues", QueueJson("q-sync", 3)).status, 201);
-  ASSERT_EQ(c.Post("/apis/scheduling.k8s.io/v1/priorityclasses", PriorityClassJson("pc-sync", 1000)).status, 201);
+  ASSERT_EQ(c.Post("/apis/scheduling.k8s.io/v1/priorityclasses", PriorityClassJson("pc-sync", 1000)).status,
+            201);
   ASSERT_EQ(CreateReadyNode(c, "sync-n1", {{"suite", "sync"}}, "4", "8Gi"), "");
   ASSERT_EQ(CreateReadyNode(c, "sync-n2", {{"suite", "sync"}}, "4", "8Gi"), "");
   // A pod of another scheduler already bound to sync-n1 takes 3 of its 4 cpus.
@@ -42,11 +43,11 @@ TEST_F(ServeTest, InitialSyncCountsForeignBoundPodIgnoresOtherSchedulersAndIsCon
   pg["spec"]["priorityClassName"] = "pc-sync";
   ASSERT_EQ(c.Post(kPG + ns + "/podgroups", pg).status, 201);
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(c.Post("/api/v1/namespaces/" + ns + "/pods",
-                     PodJson(ns, "g-" + std::to_string(i), "g", "2", "1Gi", {{"suite", "sync"}}, "volcano", "",
-                             "pc-sync"))
-                  .status,
-              201);
+    ASSERT_EQ(
+        c.Post("/api/v1/namespaces/" + ns + "/pods", PodJson(ns, "g-" + std::to_string(i), "g", "2", "1Gi",
+                                                             {{"suite", "sync"}}, "volcano", "", "pc-sync"))
+            .status,
+        201);
   }
 
   auto serve = StartServe("sync");
@@ -159,7 +160,8 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
           got.clear();
           if (p.is_object() && p.contains("status") && p["status"].contains("conditions")) {
             for (auto& cond : p["status"]["conditions"]) {
-              if (cond["type"] == "PodScheduled") got = cond.value("status", "") + "/" + cond.value("reason", "");
+              if (cond["type"] == "PodScheduled")
+                got = cond.value("status", "") + "/" + cond.value("reason", "");
             }
           }
           return got == "False/Unschedulable";
@@ -200,7 +202,8 @@ TEST_F(ServeTest, UnschedulableGangBindsNothingOneAggregatedEventConditionsAndPo
   EXPECT_EQ(pg_events.size(), 1u) << "Event objects after ~12 sessions: " << summary.str() << "(defect 5)";
   EXPECT_GT(*std::max_element(pg_events.begin(), pg_events.end()), 1)
       << "identical events are one object whose count grows: " << summary.str() << "(defect 5)";
-  for (auto& [obj, cs] : counts) EXPECT_LE(cs.size(), 1u) << obj << " has " << cs.size() << " Event objects (defect 5)";
+  for (auto& [obj, cs] : counts)
+    EXPECT_LE(cs.size(), 1u) << obj << " has " << cs.size() << " Event objects (defect 5)";
   EXPECT_TRUE(serve->Running());
 }
 
@@ -214,12 +217,14 @@ TEST_F(ServeTest, SessionsRecordSnapshotDurationMetric) {
         std::istringstream in(serve->AdminGet("/metrics").body);
         std::string line;
         while (std::getline(in, line)) {
-          if (line.rfind("volcache_snapshot_duration_seconds_count ", 0) == 0) count = std::stod(line.substr(41));
+          if (line.rfind("volcache_snapshot_duration_seconds_count ", 0) == 0)
+            count = std::stod(line.substr(41));
         }
         return count >= 3;
       },
       Seconds(10)))
-      << "volcache_snapshot_duration_seconds_count is " << count << " after 10 s of 200 ms sessions (defect 8)";
+      << "volcache_snapshot_duration_seconds_count is " << count
+      << " after 10 s of 200 ms sessions (defect 8)";
 }
 
 TEST_F(ServeTest, NodeNotReadyLeavesSnapshotAndReadyAgainIsUsed) {
@@ -237,7 +242,8 @@ TEST_F(ServeTest, NodeNotReadyLeavesSnapshotAndReadyAgainIsUsed) {
     }
     return 0;
   };
-  ASSERT_TRUE(Eventually([&] { return in_snapshot() == 1; }, Seconds(10))) << "nr-n1 never in /debug/snapshot";
+  ASSERT_TRUE(Eventually([&] { return in_snapshot() == 1; }, Seconds(10)))
+      << "nr-n1 never in /debug/snapshot";
   ASSERT_EQ(c.MergePatch("/api/v1/nodes/nr-n1/status", NodeStatusJson("4", "8Gi", false)).status, 200);
   ASSERT_TRUE(Eventually([&] { return in_snapshot() == 0; }, Seconds(10)))
       << "NotReady node nr-n1 still in /debug/snapshot after 10 s";
@@ -246,7 +252,8 @@ TEST_F(ServeTest, NodeNotReadyLeavesSnapshotAndReadyAgainIsUsed) {
   std::this_thread::sleep_for(std::chrono::seconds(3));
   EXPECT_EQ(CountBound(c, ns), 0) << "bound to a NotReady node";
   ASSERT_EQ(c.MergePatch("/api/v1/nodes/nr-n1/status", NodeStatusJson("4", "8Gi", true)).status, 200);
-  EXPECT_TRUE(Eventually([&] { return in_snapshot() == 1; }, Seconds(10))) << "Ready nr-n1 not back in the snapshot";
+  EXPECT_TRUE(Eventually([&] { return in_snapshot() == 1; }, Seconds(10)))
+      << "Ready nr-n1 not back in the snapshot";
   EXPECT_TRUE(Eventually([&] { return CountBound(c, ns) == 2; }, Seconds(15)))
       << "bound " << CountBound(c, ns) << "/2 after nr-n1 is Ready again";
   EXPECT_TRUE(BindingsExactlyOnce(ns));
@@ -293,7 +300,8 @@ TEST_F(ServeTest, SigtermDuringBindBurstExitsZeroAndEveryLoggedBindIsOnTheServer
     ASSERT_EQ(CreateGang(c, ns, "g" + std::to_string(g), 4, "100m", "64Mi", {{"suite", "burst"}}), "");
   }
   auto serve = StartServe("burst", {"--kube-bind-concurrency", "2"});
-  ASSERT_TRUE(Eventually([&] { return !BindingsPerPod(ReadAudit(server().audit_log()), ns).empty(); }, Seconds(60)))
+  ASSERT_TRUE(
+      Eventually([&] { return !BindingsPerPod(ReadAudit(server().audit_log()), ns).empty(); }, Seconds(60)))
       << Tail(serve->Log());
   serve->Signal(SIGTERM);
   auto code = serve->WaitExit(Seconds(10));
@@ -302,7 +310,8 @@ TEST_F(ServeTest, SigtermDuringBindBurstExitsZeroAndEveryLoggedBindIsOnTheServer
   std::smatch m;
   const std::string log = serve->Log();
   ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(binds ok (\d+) failed (\d+))")))
-      << "no 'binds ok N failed M' line; log:\n" << Tail(log);
+      << "no 'binds ok N failed M' line; log:\n"
+      << Tail(log);
   const int ok = std::stoi(m[1]);
   const int failed = std::stoi(m[2]);
   const int bound = CountBound(c, ns);

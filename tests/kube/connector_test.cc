@@ -38,7 +38,8 @@ RuntimeOptions SmallRuntime() {
 
 // Connector + runtime wired as `volcache serve` does.
 struct Harness {
-  explicit Harness(FakeApiServer& server, ConnectorOptions copts = FastConnector(), RuntimeOptions ropts = SmallRuntime())
+  explicit Harness(FakeApiServer& server, ConnectorOptions copts = FastConnector(),
+                   RuntimeOptions ropts = SmallRuntime())
       : conn(std::move(RestClient::Create(server.Config()).value()), copts),
         rt(ropts, RealClock::Instance(), conn.source(), conn.binder(), conn.evictor(), conn.status_updater(),
            conn.event_recorder()) {
@@ -82,7 +83,8 @@ TEST(ConnectorTest, SyncsSeededClusterAndCreatesDefaultQueues) {
 TEST(ConnectorTest, QueueCreationRetriesArePacedByBackoff) {
   FakeApiServer server;
   server.AddFault(testing::FaultRule{"POST", "/queues", 503, "ServiceUnavailable", -1, {}, -1});
-  server.AddFault(testing::FaultRule{"GET", "/priorityclasses", 0, "", -1, std::chrono::milliseconds(500), 1});
+  server.AddFault(
+      testing::FaultRule{"GET", "/priorityclasses", 0, "", -1, std::chrono::milliseconds(500), 1});
   ConnectorOptions o = FastConnector();
   o.queue_retry = std::chrono::milliseconds(150);
   o.queue_retry_jitter = 0;
@@ -92,7 +94,8 @@ TEST(ConnectorTest, QueueCreationRetriesArePacedByBackoff) {
   const uint64_t failed = server.counters().faults - 1;  // minus the slow LIST
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_GE(failed, 1u);
-  EXPECT_LE(failed, static_cast<uint64_t>(elapsed / std::chrono::milliseconds(150)) + 1) << "in " << (elapsed / std::chrono::milliseconds(1)) << " ms";
+  EXPECT_LE(failed, static_cast<uint64_t>(elapsed / std::chrono::milliseconds(150)) + 1)
+      << "in " << (elapsed / std::chrono::milliseconds(1)) << " ms";
   server.ClearFaults();
   ASSERT_TRUE(Eventually([&] { return h.conn.stats().queues_created; }, std::chrono::seconds(30)));
   EXPECT_TRUE(server.Get("queues", "", "root"));
@@ -229,11 +232,11 @@ TEST(ConnectorTest, EvictionStatusAndQueueWritesReachTheServer) {
     h.rt.UpdateQueueStatus(q);
     ASSERT_TRUE(Eventually([&] {
       auto queue = server.Get("queues", "", "default");
-      return queue && (*queue)["status"].contains("allocated") && (*queue)["status"]["allocated"]["cpu"] == "1.5";
+      return queue && (*queue)["status"].contains("allocated") &&
+             (*queue)["status"]["allocated"]["cpu"] == "1.5";
     }));
   }
 }
-
 
 // Many binds through the real HTTP path: all confirmed, none duplicated. Prints the rate
 // (a figure for the record, never asserted).
@@ -252,7 +255,8 @@ TEST(ConnectorTest, ThousandBindsAreAllConfirmedOnce) {
     for (int i = 0; i < kPods; ++i) {
       ASSERT_EQ(h.rt.Bind("ns/p" + std::to_string(i), "n" + std::to_string(i % kNodes)), Status::Ok());
     }
-    ASSERT_TRUE(Eventually([&] { return h.rt.counters().binds_succeeded == kPods; }, std::chrono::seconds(300)));
+    ASSERT_TRUE(
+        Eventually([&] { return h.rt.counters().binds_succeeded == kPods; }, std::chrono::seconds(300)));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(Eventually([&] { return h.rt.cache().Compare().empty(); }, std::chrono::seconds(120)));
     auto c = server.counters();

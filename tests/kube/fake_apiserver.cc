@@ -68,7 +68,9 @@ const KindInfo* ByKind(const std::string& kind) {
   return nullptr;
 }
 
-std::string Key(const std::string& ns, const std::string& name) { return ns.empty() ? name : ns + "/" + name; }
+std::string Key(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
 
 std::string MetaStr(const json& obj, const char* field) {
   if (!obj.contains("metadata") || !obj["metadata"].is_object()) return "";
@@ -77,8 +79,8 @@ std::string MetaStr(const json& obj, const char* field) {
 }
 
 json StatusBody(int code, const std::string& reason, const std::string& message) {
-  return {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-          {"message", message}, {"reason", reason}, {"code", code}};
+  return {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+          {"message", message}, {"reason", reason},   {"code", code}};
 }
 
 json YamlToJson(const YAML::Node& n) {
@@ -127,7 +129,7 @@ struct FakeApiServer::State {
   mutable std::mutex mu;
   std::condition_variable cv;
   int64_t rv = 100;
-  int64_t compacted = 0;  // watches from rv < compacted get 410
+  int64_t compacted = 0;                                       // watches from rv < compacted get 410
   std::map<std::string, std::map<std::string, json>> objects;  // resource -> key -> object
   std::map<std::string, std::deque<Event>> history;            // resource -> events
   std::map<int64_t, Snapshot> snapshots;                       // list snapshots by id
@@ -179,7 +181,8 @@ struct FakeApiServer::State {
     obj["kind"] = k.kind;
     obj["apiVersion"] = k.api_version;
     if (!obj["metadata"].contains("uid")) obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_seq);
-    if (!obj["metadata"].contains("creationTimestamp")) obj["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z";
+    if (!obj["metadata"].contains("creationTimestamp"))
+      obj["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z";
     const std::string rvs = std::to_string(++rv);
     obj["metadata"]["resourceVersion"] = rvs;
     const std::string key = Key(MetaStr(obj, "namespace"), MetaStr(obj, "name"));
@@ -241,7 +244,8 @@ struct Route {
 
 // /api/v1[/namespaces/{ns}]/{resource}[/{name}[/{sub}]], /apis/{g}/{v}/...
 std::optional<Route> ParseRoute(const std::string& path) {
-  static const std::regex kRe(R"(^/(?:api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?(?:/([a-z]+))?$)");
+  static const std::regex kRe(
+      R"(^/(?:api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?(?:/([a-z]+))?$)");
   std::smatch m;
   if (!std::regex_match(path, m, kRe)) return std::nullopt;
   Route r;
@@ -292,7 +296,8 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
   std::string rv_param = req.get_param_value("resourceVersion");
   const bool bookmarks = req.get_param_value("allowWatchBookmarks") == "true";
   int timeout = 1800;
-  if (req.has_param("timeoutSeconds")) timeout = std::max(1, std::stoi(req.get_param_value("timeoutSeconds")));
+  if (req.has_param("timeoutSeconds"))
+    timeout = std::max(1, std::stoi(req.get_param_value("timeoutSeconds")));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
 
   std::unique_lock<std::mutex> lock(st->mu);
@@ -319,8 +324,9 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
   if (gone) {
     lock.unlock();
     json ev = {{"type", "ERROR"},
-               {"object", StatusBody(410, "Expired", "too old resource version: " + rv_param + " (" +
-                                                         std::to_string(st->compacted) + ")")}};
+               {"object", StatusBody(410, "Expired",
+                                     "too old resource version: " + rv_param + " (" +
+                                         std::to_string(st->compacted) + ")")}};
     res.status = 200;
     res.set_content(ev.dump() + "\n", "application/json");
     return;
@@ -387,8 +393,10 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
               cur->bookmark_gen = st->bookmark_generation;
               cur->rv = std::max(cur->rv, st->rv);
               lines.push_back(json{{"type", "BOOKMARK"},
-                                   {"object", {{"kind", kind}, {"apiVersion", api_version},
-                                               {"metadata", {{"resourceVersion", std::to_string(cur->rv)}}}}}}
+                                   {"object",
+                                    {{"kind", kind},
+                                     {"apiVersion", api_version},
+                                     {"metadata", {{"resourceVersion", std::to_string(cur->rv)}}}}}}
                                   .dump() +
                               "\n");
             }
@@ -442,7 +450,8 @@ void HandleList(const std::shared_ptr<FakeApiServer::State>& st, const httplib::
   }
   ++st->counters.list_pages;
   Snapshot& snap = st->snapshots[snap_id];
-  size_t end = limit > 0 ? std::min(snap.items.size(), offset + static_cast<size_t>(limit)) : snap.items.size();
+  size_t end =
+      limit > 0 ? std::min(snap.items.size(), offset + static_cast<size_t>(limit)) : snap.items.size();
   json body = {{"kind", std::string(k.kind) + "List"},
                {"apiVersion", k.api_version},
                {"metadata", {{"resourceVersion", std::to_string(snap.rv)}}},
@@ -541,14 +550,16 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
     // Volcano's PodGroup CRD declares no status subresource: the real server answers 404.
     return ReplyError(res, 404, "NotFound", "podgroups.scheduling.volcano.sh \"" + r.name + "\" not found");
   }
-  if (method == "PATCH" && r.sub.empty() && req.get_header_value("Content-Type") == "application/merge-patch+json") {
+  if (method == "PATCH" && r.sub.empty() &&
+      req.get_header_value("Content-Type") == "application/merge-patch+json") {
     // JSON merge patch of the object; a metadata.resourceVersion in the patch is a precondition.
     if (!body.is_object()) return ReplyError(res, 400, "BadRequest", "patch is not a JSON object");
     if (body.contains("metadata") && body["metadata"].contains("resourceVersion") &&
         body["metadata"]["resourceVersion"] != obj["metadata"].value("resourceVersion", "")) {
       return ReplyError(res, 409, "Conflict",
                         "Operation cannot be fulfilled on " + std::string(k.resource) + " \"" + r.name +
-                            "\": the object has been modified; please apply your changes to the latest version and try again");
+                            "\": the object has been modified; please apply your changes to the latest "
+                            "version and try again");
     }
     if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
     obj.merge_patch(body);
@@ -557,7 +568,8 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
     return Reply(res, 200, st->objects[k.resource][key]);
   }
   if (method == "PATCH" && r.sub == "status") {
-    if (!body.is_object() || !body.contains("status")) return ReplyError(res, 422, "Invalid", "patch has no status");
+    if (!body.is_object() || !body.contains("status"))
+      return ReplyError(res, 422, "Invalid", "patch has no status");
     if (req.get_header_value("Content-Type") == "application/strategic-merge-patch+json") {
       if (!obj["status"].is_object()) obj["status"] = json::object();
       StrategicMergeConditions(obj["status"], body["status"]);
@@ -645,7 +657,8 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
           auto& objs = st->objects[route->kind->resource];
           auto it = objs.find(Key(route->ns, route->name));
           if (it == objs.end()) {
-            ReplyError(res, 404, "NotFound", std::string(route->kind->resource) + " \"" + route->name + "\" not found");
+            ReplyError(res, 404, "NotFound",
+                       std::string(route->kind->resource) + " \"" + route->name + "\" not found");
           } else {
             Reply(res, 200, it->second);
           }
@@ -698,7 +711,9 @@ FakeApiServer::~FakeApiServer() {
   box->thread.join();
 }
 
-std::string FakeApiServer::url() const { return "http://127.0.0.1:" + std::to_string(Box(state_.get()).port); }
+std::string FakeApiServer::url() const {
+  return "http://127.0.0.1:" + std::to_string(Box(state_.get()).port);
+}
 
 kube::KubeConfig FakeApiServer::Config() const {
   kube::KubeConfig c;
@@ -868,18 +883,19 @@ size_t FakeApiServer::SeedFromSharedData() {
 
 // ------------------------------------------------------------------------- builders
 
-json PodJson(const std::string& ns, const std::string& name, const std::string& cpu, const std::string& memory,
-             const std::string& group, const std::string& scheduler, const std::string& node) {
-  json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", name}, {"namespace", ns}, {"uid", ns + "-" + name + "-uid"}}},
-              {"spec",
-               {{"schedulerName", scheduler},
-                {"containers",
-                 json::array({{{"name", "main"},
-                               {"image", "busybox"},
-                               {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}}}}})}}},
-              {"status", {{"phase", "Pending"}}}};
+json PodJson(const std::string& ns, const std::string& name, const std::string& cpu,
+             const std::string& memory, const std::string& group, const std::string& scheduler,
+             const std::string& node) {
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"uid", ns + "-" + name + "-uid"}}},
+      {"spec",
+       {{"schedulerName", scheduler},
+        {"containers", json::array({{{"name", "main"},
+                                     {"image", "busybox"},
+                                     {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}}}}})}}},
+      {"status", {{"phase", "Pending"}}}};
   if (!group.empty()) pod["metadata"]["annotations"] = {{"scheduling.k8s.io/group-name", group}};
   if (!node.empty()) pod["spec"]["nodeName"] = node;
   return pod;

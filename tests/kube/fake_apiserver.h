@@ -17,12 +17,11 @@
 //
 // Thread-safety: every method is safe for concurrent use (one mutex).
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,20 +35,20 @@ struct FaultRule {
   std::string path_contains;  // "" = any
   int status = 500;           // 0 = no error (only the delay)
   std::string reason = "InternalError";
-  int retry_after = -1;       // >= 0 sets Retry-After (seconds)
+  int retry_after = -1;  // >= 0 sets Retry-After (seconds)
   std::chrono::milliseconds delay{0};
-  int times = 1;              // requests it applies to; -1 = forever
-  bool after_apply = false;   // perform the request, then answer with the error
+  int times = 1;             // requests it applies to; -1 = forever
+  bool after_apply = false;  // perform the request, then answer with the error
 };
 
 struct RandomFaults {
-  double error_rate = 0;          // 500 before applying (any non-watch request)
-  double lost_response_rate = 0;  // writes: apply, then answer 500
-  double throttle_rate = 0;       // 429 with Retry-After: 0
-  double conflict_rate = 0;       // writes: 409 Conflict before applying
-  double watch_drop_rate = 0;     // per watch event: drop the stream instead of sending it
-  double watch_truncate_rate = 0; // per watch event: send half the line, then drop
-  double watch_malformed_rate = 0;// per watch event: send a garbage line first
+  double error_rate = 0;            // 500 before applying (any non-watch request)
+  double lost_response_rate = 0;    // writes: apply, then answer 500
+  double throttle_rate = 0;         // 429 with Retry-After: 0
+  double conflict_rate = 0;         // writes: 409 Conflict before applying
+  double watch_drop_rate = 0;       // per watch event: drop the stream instead of sending it
+  double watch_truncate_rate = 0;   // per watch event: send half the line, then drop
+  double watch_malformed_rate = 0;  // per watch event: send a garbage line first
   uint64_t seed = 1;
 };
 
@@ -72,19 +71,20 @@ class FakeApiServer {
   std::string Create(nlohmann::json obj);
   std::string Upsert(nlohmann::json obj);
   bool Delete(const std::string& resource, const std::string& ns, const std::string& name);
-  std::optional<nlohmann::json> Get(const std::string& resource, const std::string& ns, const std::string& name) const;
+  std::optional<nlohmann::json> Get(const std::string& resource, const std::string& ns,
+                                    const std::string& name) const;
   std::vector<nlohmann::json> List(const std::string& resource) const;
   int64_t resource_version() const;
 
   void AddFault(FaultRule rule);
   void ClearFaults();
   void SetRandomFaults(RandomFaults faults);
-  void DropWatches();                  // every open watch ends abruptly (no final chunk)
-  void TruncateNextWatchEvents(int n); // the next n events: half a line, then the stream drops
-  void MalformNextWatchEvents(int n);  // the next n events are preceded by a garbage line
-  void SendBookmarks();                // a BOOKMARK on every open watch that allows them
-  void Compact();                      // history and continue tokens before now are gone (410)
-  void SetListPageLimit(int64_t max);  // cap on `limit` (forces pagination)
+  void DropWatches();                   // every open watch ends abruptly (no final chunk)
+  void TruncateNextWatchEvents(int n);  // the next n events: half a line, then the stream drops
+  void MalformNextWatchEvents(int n);   // the next n events are preceded by a garbage line
+  void SendBookmarks();                 // a BOOKMARK on every open watch that allows them
+  void Compact();                       // history and continue tokens before now are gone (410)
+  void SetListPageLimit(int64_t max);   // cap on `limit` (forces pagination)
   // A barrier for concurrency tests: every request whose path contains `path_contains`
   // waits until `count` of them are waiting at once, then they all proceed (and the next
   // `count` form the next group). A request that waits longer than `timeout` proceeds alone
@@ -96,7 +96,7 @@ class FakeApiServer {
     uint64_t lists = 0, list_pages = 0, watches = 0, open_watches = 0;
     uint64_t binds = 0, bind_conflicts = 0, status_patches = 0, deletes = 0, evictions = 0, events = 0,
              creates = 0, faults = 0;
-    uint64_t object_patches = 0;  // merge patches of whole objects (PodGroup status)
+    uint64_t object_patches = 0;               // merge patches of whole objects (PodGroup status)
     std::map<std::string, int> binds_per_pod;  // successful bindings per "ns/name"
     // Non-watch requests being handled now, and the most at any one time.
     uint64_t in_flight = 0, max_in_flight = 0;
@@ -115,7 +115,8 @@ class FakeApiServer {
 nlohmann::json PodJson(const std::string& ns, const std::string& name, const std::string& cpu,
                        const std::string& memory, const std::string& group = "",
                        const std::string& scheduler = "volcano", const std::string& node = "");
-nlohmann::json NodeJson(const std::string& name, const std::string& cpu, const std::string& memory, int pods = 110);
+nlohmann::json NodeJson(const std::string& name, const std::string& cpu, const std::string& memory,
+                        int pods = 110);
 nlohmann::json PodGroupJson(const std::string& ns, const std::string& name, int min_member,
                             const std::string& queue = "default");
 nlohmann::json QueueJson(const std::string& name, int weight = 1);

@@ -45,8 +45,8 @@ TEST(FaultsTest, ConvergesWithZeroLostOrDuplicatedBinds) {
   RestClientOptions rest;
   rest.max_retry_after = std::chrono::milliseconds(50);
   Connector conn(std::move(RestClient::Create(server.Config(), rest).value()), copts);
-  CacheRuntime rt(ropts, RealClock::Instance(), conn.source(), conn.binder(), conn.evictor(), conn.status_updater(),
-                  conn.event_recorder());
+  CacheRuntime rt(ropts, RealClock::Instance(), conn.source(), conn.binder(), conn.evictor(),
+                  conn.status_updater(), conn.event_recorder());
 
   testing::RandomFaults faults;
   faults.error_rate = 0.1;
@@ -73,7 +73,8 @@ TEST(FaultsTest, ConvergesWithZeroLostOrDuplicatedBinds) {
       auto pod = server.Get("pods", "ns", name);
       if (!t.ok() || !pod) return false;
       const std::string node = (*pod)["spec"].value("nodeName", "");
-      if (node.empty() || t->status != TaskStatus::kBound || t->node_name != node || rt.cache().IsAssumed(key)) {
+      if (node.empty() || t->status != TaskStatus::kBound || t->node_name != node ||
+          rt.cache().IsAssumed(key)) {
         return false;
       }
     }

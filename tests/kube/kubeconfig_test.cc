@@ -23,9 +23,7 @@ fs::path TempDir(const std::string& name) {
   return d;
 }
 
-void Write(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-}
+void Write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 // The shape `kind get kubeconfig` writes: inline CA and client certificate/key.
 constexpr char kKindConfig[] = R"(apiVersion: v1
@@ -128,40 +126,48 @@ TEST(KubeConfigTest, ErrorsNameTheField) {
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x, user: u}}]
 clusters: [{name: y, cluster: {server: https://a}}]
-)", "", "no cluster named \"x\""},
+)",
+       "", "no cluster named \"x\""},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x}}]
 clusters: [{name: x, cluster: {}}]
-)", "", "clusters[x].cluster.server: missing required field"},
+)",
+       "", "clusters[x].cluster.server: missing required field"},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x}}]
 clusters: [{name: x, cluster: {server: "ftp://a"}}]
-)", "", "is not an http(s) URL"},
+)",
+       "", "is not an http(s) URL"},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x, user: u}}]
 clusters: [{name: x, cluster: {server: https://a}}]
 users: [{name: u, user: {client-key-data: "!!notbase64"}}]
-)", "", "users[u].user.client-key-data: invalid base64"},
+)",
+       "", "users[u].user.client-key-data: invalid base64"},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x, user: u}}]
 clusters: [{name: x, cluster: {server: https://a}}]
 users: [{name: u, user: {client-certificate-data: Y2VydA==}}]
-)", "", "needs both a certificate and a key"},
+)",
+       "", "needs both a certificate and a key"},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x, user: u}}]
 clusters: [{name: x, cluster: {server: https://a}}]
 users: [{name: u, user: {exec: {command: aws}}}]
-)", "", "users[u].user.exec: credential plugins are not supported"},
+)",
+       "", "users[u].user.exec: credential plugins are not supported"},
       {R"(current-context: c
 contexts: [{name: c, context: {cluster: x}}]
 clusters: [{name: x, cluster: {server: https://a, insecure-skip-tls-verify: maybe}}]
-)", "", "insecure-skip-tls-verify: expected a boolean"},
+)",
+       "", "insecure-skip-tls-verify: expected a boolean"},
   };
   for (const auto& c : cases) {
     auto cfg = ParseKubeConfig(c.yaml, "", c.context, "/tmp/cfg");
     ASSERT_FALSE(cfg.ok()) << c.yaml;
     EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(cfg.status().message().find(c.expect), std::string::npos) << cfg.status() << "\nwanted: " << c.expect;
+    EXPECT_NE(cfg.status().message().find(c.expect), std::string::npos)
+        << cfg.status() << "\nwanted: " << c.expect;
     EXPECT_NE(cfg.status().message().find("/tmp/cfg"), std::string::npos) << cfg.status();
   }
   auto missing = LoadKubeConfig("/nonexistent/kubeconfig");

@@ -4,24 +4,23 @@
 #include "kube/reflector.h"
 
 #include <gtest/gtest.h>
-
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <mutex>
 
 #include "api/fmt.h"
-#include "workers/clock.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
+#include "workers/clock.h"
 
 namespace volcache::kube {
 namespace {
 
 using testing::Eventually;
-using volcache::FakeClock;
 using testing::FakeApiServer;
 using testing::PodJson;
+using volcache::FakeClock;
 
 class RecordingHandler : public ReflectorHandler {
  public:
@@ -83,7 +82,9 @@ class LogCapture {
     }
 
    protected:
-    void sink_it_(const spdlog::details::log_msg& msg) override { lines_.emplace_back(msg.payload.data(), msg.payload.size()); }
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+      lines_.emplace_back(msg.payload.data(), msg.payload.size());
+    }
     void flush_() override {}
 
    private:
@@ -104,9 +105,7 @@ ReflectorOptions FastOptions() {
 
 class ReflectorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    client_ = std::move(RestClient::Create(server_.Config()).value());
-  }
+  void SetUp() override { client_ = std::move(RestClient::Create(server_.Config()).value()); }
   std::unique_ptr<Reflector> Make(ResourceKind kind, ReflectorOptions o = FastOptions()) {
     auto r = std::make_unique<Reflector>(kind, client_.get(), &handler_, o);
     r->Start();
@@ -157,7 +156,8 @@ TEST_F(ReflectorTest, EventsArriveInOrder) {
     server_.Upsert(PodJson("ns", name, "100m", "64Mi", "", "volcano", "n1"));
     if (i % 2 == 0) server_.Delete("pods", "ns", name);
   }
-  ASSERT_TRUE(Eventually([&] { return pods->stats().resource_version == std::to_string(server_.resource_version()); }));
+  ASSERT_TRUE(Eventually(
+      [&] { return pods->stats().resource_version == std::to_string(server_.resource_version()); }));
   std::vector<std::string> want;
   for (int i = 0; i < 20; ++i) {
     std::string key = "ns/p" + std::to_string(i);
@@ -198,7 +198,8 @@ TEST_F(ReflectorTest, RelistAfterGoneDeliversTombstones) {
   server_.Upsert(PodJson("ns", "stays", "200m", "64Mi"));
   server_.Compact();
   server_.ClearFaults();
-  ASSERT_TRUE(Eventually([&] { return pods->stats().relists >= 1 && pods->size() == 2 && pods->Get("ns/new"); }));
+  ASSERT_TRUE(
+      Eventually([&] { return pods->stats().relists >= 1 && pods->size() == 2 && pods->Get("ns/new"); }));
   EXPECT_TRUE(handler_.Has("TOMBSTONE ns/goes"));
   EXPECT_TRUE(handler_.Has("ADD ns/new"));
   EXPECT_TRUE(handler_.Has("UPDATE ns/stays"));
@@ -297,7 +298,8 @@ Duration BackingOff(const Reflector& r, uint64_t failures) {
   EXPECT_TRUE(Eventually([&] {
     auto s = r.stats();
     return s.backing_off && s.consecutive_failures == failures;
-  })) << "never backing off after " << failures << " failures";
+  })) << "never backing off after "
+      << failures << " failures";
   return r.stats().backoff;
 }
 
@@ -309,7 +311,8 @@ TEST_F(ReflectorTest, ListBackoffDoublesToTheCapWithJitterOnTheInjectedClock) {
   o.backoff_seed = 42;
   auto pods = Make(ResourceKind::kPods, o);
   for (uint64_t k = 1; k <= 8; ++k) {
-    const Duration base = std::min<Duration>(std::chrono::milliseconds(800) * (1 << (k - 1)), std::chrono::seconds(30));
+    const Duration base =
+        std::min<Duration>(std::chrono::milliseconds(800) * (1 << (k - 1)), std::chrono::seconds(30));
     const Duration wait = BackingOff(*pods, k);
     EXPECT_GE(wait, base) << "failure " << k;
     EXPECT_LT(wait, base + base / 10) << "failure " << k;
@@ -396,10 +399,10 @@ TEST_F(ReflectorTest, StatsCountListsWatchesRelistsEventsByTypeAndTheirTimes) {
   ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
 
   clock->Advance(std::chrono::seconds(5));
-  server_.Upsert(PodJson("ns", "b", "100m", "64Mi"));                     // ADDED
+  server_.Upsert(PodJson("ns", "b", "100m", "64Mi"));                       // ADDED
   server_.Upsert(PodJson("ns", "a", "100m", "64Mi", "", "volcano", "n1"));  // MODIFIED
-  server_.Delete("pods", "ns", "b");                                      // DELETED
-  server_.Upsert(PodJson("ns", "bad", "1x", "64Mi"));                     // decode error
+  server_.Delete("pods", "ns", "b");                                        // DELETED
+  server_.Upsert(PodJson("ns", "bad", "1x", "64Mi"));                       // decode error
   ASSERT_TRUE(Eventually([&] { return pods->stats().events == 3 && pods->stats().decode_errors == 1; }));
   server_.SendBookmarks();
   ASSERT_TRUE(Eventually([&] { return pods->stats().bookmarks >= 1; }));

@@ -96,12 +96,14 @@ class LoopbackServer {
       ++requests;
       if (policy_.drop_nth_request > 0 && requests == policy_.drop_nth_request) break;
       const std::string resp =
-          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}";
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: "
+          "keep-alive\r\n\r\n{}";
       ::send(fd, resp.data(), resp.size(), MSG_NOSIGNAL);
       ++answered_;
       if (policy_.close_after_answer) {
         if (policy_.say_408_on_close) {
-          const std::string bye = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+          const std::string bye =
+              "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
           ::send(fd, bye.data(), bye.size(), MSG_NOSIGNAL);
         }
         break;
@@ -236,10 +238,12 @@ TEST(RestClientTest, RateLimiterWaitIsMeasuredAndStatusWritesHaveTheirOwnBucket)
   EXPECT_EQ(m.rate_limited, 2u);
   EXPECT_NEAR(m.rate_limiter_wait_seconds, 0.003, 1e-9);
   // The status bucket is untouched by the binds: its first write does not wait.
-  ASSERT_TRUE(client->Do("PATCH", "/status", "{}", "application/merge-patch+json", RequestClass::kStatus).ok());
+  ASSERT_TRUE(
+      client->Do("PATCH", "/status", "{}", "application/merge-patch+json", RequestClass::kStatus).ok());
   EXPECT_EQ(client->metrics().rate_limited, 2u);
   // And status writes do not drain the binds' bucket: the next bind waits 3 ms, as before.
-  ASSERT_TRUE(client->Do("PATCH", "/status", "{}", "application/merge-patch+json", RequestClass::kStatus).ok());
+  ASSERT_TRUE(
+      client->Do("PATCH", "/status", "{}", "application/merge-patch+json", RequestClass::kStatus).ok());
   ASSERT_TRUE(client->Do("POST", "/binding", "{}").ok());
   m = client->metrics();
   EXPECT_EQ(m.rate_limited, 4u);

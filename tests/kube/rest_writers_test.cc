@@ -5,9 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,11 +76,10 @@ TEST(RestBinderTest, ConcurrentBatchReturnsEachTasksResultInBatchOrder) {
   std::vector<Status> results = binder.Bind(b.batch);
 
   ASSERT_EQ(results.size(), b.batch.size());
-  const std::vector<StatusCode> want = {StatusCode::kOk,          StatusCode::kOk, StatusCode::kConflict,
-                                        StatusCode::kOk,          StatusCode::kUnavailable,
-                                        StatusCode::kNotFound,    StatusCode::kOk, StatusCode::kOk,
-                                        StatusCode::kOk,          StatusCode::kOk, StatusCode::kOk,
-                                        StatusCode::kOk};
+  const std::vector<StatusCode> want = {StatusCode::kOk, StatusCode::kOk,          StatusCode::kConflict,
+                                        StatusCode::kOk, StatusCode::kUnavailable, StatusCode::kNotFound,
+                                        StatusCode::kOk, StatusCode::kOk,          StatusCode::kOk,
+                                        StatusCode::kOk, StatusCode::kOk,          StatusCode::kOk};
   for (size_t i = 0; i < want.size(); ++i) {
     const std::string& name = b.batch[i]->task.name();
     EXPECT_EQ(results[i].code(), want[i]) << i << " " << name << ": " << results[i];
@@ -121,7 +119,8 @@ TEST(RestBinderTest, BindingsInFlightReachButNeverExceedTheBound) {
     server.HoldRequests("/binding", static_cast<int>(limit));
 
     Batch first, second;
-    for (int i = 0; i < kPods; ++i) (i % 2 ? second : first).Add("ns", "p" + std::to_string(i), "n" + std::to_string(i));
+    for (int i = 0; i < kPods; ++i)
+      (i % 2 ? second : first).Add("ns", "p" + std::to_string(i), "n" + std::to_string(i));
     auto client = Client(server);
     RestBinder binder(client.get(), RestBinderOptions{limit});
     std::vector<Status> second_results;
@@ -196,7 +195,7 @@ TEST(BindingBodyTest, InvalidUtf8BecomesReplacementCharacters) {
       "\xe6\x97x",         // truncated before ASCII
   };
   const std::string want[] = {
-      "\uFFFD", "\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD\uFFFD",
+      "\uFFFD",   "\uFFFD\uFFFD",  "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD", "\uFFFD\uFFFD\uFFFD\uFFFD",
       "ok\uFFFD", "\uFFFD\uFFFDx",
   };
   for (size_t i = 0; i < std::size(bad); ++i) {
@@ -205,7 +204,8 @@ TEST(BindingBodyTest, InvalidUtf8BecomesReplacementCharacters) {
     EXPECT_EQ(j["metadata"]["annotations"]["a"], want[i]) << i;
   }
   // Valid multi-byte sequences at the edges of their ranges pass through unchanged.
-  const std::string edges = "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
+  const std::string edges =
+      "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
   auto j = nlohmann::json::parse(BindingBody(Task("ns", "p", {{"a", edges}}), "n"));
   EXPECT_EQ(j["metadata"]["annotations"]["a"], edges);
 }

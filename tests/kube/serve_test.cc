@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +37,8 @@ pid_t StartServe(const fs::path& bin, const testing::FakeApiServer& server, cons
                      << "\"}}]\n"
                         "contexts: [{name: fake, context: {cluster: fake, user: u}}]\n"
                         "users: [{name: u, user: {token: test-token}}]\n";
-  std::vector<std::string> args = {bin.string(), "serve", "--kubeconfig", cfg.string(), "--listen", "127.0.0.1:0"};
+  std::vector<std::string> args = {bin.string(), "serve",    "--kubeconfig",
+                                   cfg.string(), "--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -90,17 +91,20 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
     for (int i = 0; i < 3; ++i) server.Upsert(testing::PodJson("ns", g + std::to_string(i), "1", "1Gi", g));
   }
   server.Upsert(testing::PodGroupJson("ns", "big", 3));
-  for (int i = 0; i < 3; ++i) server.Upsert(testing::PodJson("ns", "big" + std::to_string(i), "3", "1Gi", "big"));
+  for (int i = 0; i < 3; ++i)
+    server.Upsert(testing::PodJson("ns", "big" + std::to_string(i), "3", "1Gi", "big"));
   testing::RandomFaults faults;
   faults.error_rate = 0.05;
   faults.throttle_rate = 0.03;
   faults.conflict_rate = 0.02;
   faults.seed = 11;
   server.SetRandomFaults(faults);
-  const fs::path cfg = fs::temp_directory_path() / ("volcache-serve-gang-" + std::to_string(::getpid()) + ".yaml");
+  const fs::path cfg =
+      fs::temp_directory_path() / ("volcache-serve-gang-" + std::to_string(::getpid()) + ".yaml");
   // Gangs of 3 go out as one batch, its bindings two at a time (RestBinder's concurrent path).
-  pid_t pid = StartServe(bin, server, cfg,
-                         {"--schedule-period", "100ms", "--batch-bind-num", "3", "--kube-bind-concurrency", "2"});
+  pid_t pid =
+      StartServe(bin, server, cfg,
+                 {"--schedule-period", "100ms", "--batch-bind-num", "3", "--kube-bind-concurrency", "2"});
   ASSERT_GT(pid, 0);
   const bool bound = testing::Eventually([&] {
     for (const std::string g : {"a", "b"})
@@ -116,7 +120,8 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
   fs::remove(cfg);
   EXPECT_TRUE(bound);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(NodeOfPod(server, "big" + std::to_string(i)), "") << i;
-  for (const auto& [pod, n] : server.counters().binds_per_pod) EXPECT_EQ(n, 1) << pod << " bound " << n << " times";
+  for (const auto& [pod, n] : server.counters().binds_per_pod)
+    EXPECT_EQ(n, 1) << pod << " bound " << n << " times";
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
@@ -157,8 +162,9 @@ void ExpectLiveAndStoppable(bool listening) {
   if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
   LoopbackSocket api(listening);
   LoopbackSocket admin_port(false);  // a free port for the admin server
-  const fs::path cfg = fs::temp_directory_path() /
-                       ("volcache-serve-unreachable-" + std::to_string(::getpid()) + (listening ? "-l" : "-r") + ".yaml");
+  const fs::path cfg =
+      fs::temp_directory_path() /
+      ("volcache-serve-unreachable-" + std::to_string(::getpid()) + (listening ? "-l" : "-r") + ".yaml");
   std::ofstream(cfg) << "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
                         "clusters: [{name: x, cluster: {server: \"http://127.0.0.1:"
                      << api.port
@@ -187,7 +193,8 @@ void ExpectLiveAndStoppable(bool listening) {
         return healthz == 200;
       },
       std::chrono::seconds(5));
-  const double healthy_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double healthy_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto ready = client.Get("/readyz");
   // Some time in the sync (connection attempts, backoff) before the signal.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -201,7 +208,8 @@ void ExpectLiveAndStoppable(bool listening) {
         return done == pid;
       },
       std::chrono::seconds(10));
-  const double exit_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  const double exit_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
   if (done != pid) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);

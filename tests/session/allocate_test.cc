@@ -3,9 +3,9 @@
 // predicate both ways, binpack versus least-allocated.
 #include "session/allocate.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 
 #include <map>
 #include <random>
@@ -45,7 +45,8 @@ struct World {
     if (!queue.empty()) pg.Queue(queue);
     if (!pc.empty()) pg.PriorityClassName(pc);
     Group(pg);
-    for (int i = 0; i < n; ++i) Pod(PodBuilder("ns", name + "-" + std::to_string(i)).Group(name).Request(cpu, mem));
+    for (int i = 0; i < n; ++i)
+      Pod(PodBuilder("ns", name + "-" + std::to_string(i)).Group(name).Request(cpu, mem));
   }
 
   AllocationPlan Run(const SessionOptions& o = {}) {
@@ -98,8 +99,8 @@ TEST(AllocateTest, GangThatFitsOnlyTwoOfThreePlacesNothingAndFreesItsResources) 
   EXPECT_FALSE(a->ready);
   EXPECT_EQ(a->placed, 0);
   EXPECT_EQ(a->reason, "3/3 tasks in gang unschedulable: 0/1 nodes are available: 1 Insufficient cpu.");
-  EXPECT_THAT(a->task_fit_errors,
-              ElementsAre(std::pair<std::string, std::string>{"uid-ns-a-2", "0/1 nodes are available: 1 Insufficient cpu."}));
+  EXPECT_THAT(a->task_fit_errors, ElementsAre(std::pair<std::string, std::string>{
+                                      "uid-ns-a-2", "0/1 nodes are available: 1 Insufficient cpu."}));
   const JobOutcome* b = FindJob(plan, "ns/b");
   ASSERT_NE(b, nullptr);
   EXPECT_TRUE(b->ready);
@@ -139,7 +140,8 @@ TEST(AllocateTest, GangWithFewerValidTasksThanMinAvailableIsNotTried) {
   AllocationPlan plan = w.Run();
   EXPECT_THAT(plan.placements, IsEmpty());
   EXPECT_EQ(plan.discarded, 0);
-  EXPECT_THAT(FindJob(plan, "ns/a")->reason, HasSubstr("not enough valid tasks for gang-scheduling, valid: 2, min: 3"));
+  EXPECT_THAT(FindJob(plan, "ns/a")->reason,
+              HasSubstr("not enough valid tasks for gang-scheduling, valid: 2, min: 3"));
 }
 
 TEST(AllocateTest, SchedulingGatedTasksAreNotPlaced) {
@@ -312,8 +314,8 @@ TEST(AllocateTest, PredicatesBothWays) {
       {"cpu and memory short", NodeBuilder("n1").Allocatable("500m", "512Mi"), none, false,
        "1 Insufficient cpu, 1 Insufficient memory"},
       {"max pods reached", NodeBuilder("n1").Allocatable("4", "8Gi", "0"), none, false, "1 Too many pods"},
-      {"selector matches", base().Label("disk", "ssd"), [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; },
-       true, ""},
+      {"selector matches", base().Label("disk", "ssd"),
+       [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; }, true, ""},
       {"selector value differs", base().Label("disk", "hdd"),
        [](k8s::Pod& p) { p.spec.node_selector["disk"] = "ssd"; }, false,
        "1 node(s) didn't match Pod's node affinity/selector"},
@@ -325,7 +327,8 @@ TEST(AllocateTest, PredicatesBothWays) {
        "1 node(s) had untolerated taint {gpu: true}"},
       {"PreferNoSchedule ignored", base().Taint("gpu", "true", "PreferNoSchedule"), none, true, ""},
       {"tolerated by Equal", base().Taint("gpu", "true", "NoSchedule"),
-       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Equal", "true", "NoSchedule")); }, true, ""},
+       [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Equal", "true", "NoSchedule")); }, true,
+       ""},
       {"Equal with another value", base().Taint("gpu", "true", "NoSchedule"),
        [](k8s::Pod& p) { p.spec.tolerations.push_back(Tol("gpu", "Equal", "false", "NoSchedule")); }, false,
        "1 node(s) had untolerated taint {gpu: true}"},
@@ -427,7 +430,8 @@ TEST(AllocateTest, LargeClustersScoreARoundRobinSampleOfFeasibleNodes) {
   EXPECT_EQ(Placed(w.Run()), (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n100"}}));
   SessionOptions whole;
   whole.min_feasible_nodes = 1000;
-  EXPECT_EQ(Placed(w.Run(whole)), (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n000"}}));
+  EXPECT_EQ(Placed(w.Run(whole)),
+            (std::map<std::string, std::string>{{"ns/a-0", "n000"}, {"ns/a-1", "n000"}}));
   SessionOptions pct;
   pct.min_feasible_nodes = 10;
   pct.percentage_of_nodes_to_find = 10;  // 20 feasible nodes per search
@@ -438,11 +442,21 @@ TEST(AllocateTest, BinpackWeighsGpus) {
   // n1 has a GPU half used and lots of free cpu; n2 has free GPUs but busy cpu. A GPU task
   // with a heavy GPU weight goes to the node whose GPUs are fuller.
   World w;
-  w.Node(NodeBuilder("n1").Allocatable(Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
-  w.Node(NodeBuilder("n2").Allocatable(Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
+  w.Node(NodeBuilder("n1").Allocatable(
+      Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
+  w.Node(NodeBuilder("n2").Allocatable(
+      Resources({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}})));
   w.Group(PodGroupBuilder("ns", "run").MinMember(1));
-  w.Pod(PodBuilder("ns", "g-0").Group("run").Container(Resources({{"cpu", "1"}, {"nvidia.com/gpu", "2"}})).NodeName("n1").Phase("Running"));
-  w.Pod(PodBuilder("ns", "c-0").Group("run").Container(Resources({{"cpu", "12"}})).NodeName("n2").Phase("Running"));
+  w.Pod(PodBuilder("ns", "g-0")
+            .Group("run")
+            .Container(Resources({{"cpu", "1"}, {"nvidia.com/gpu", "2"}}))
+            .NodeName("n1")
+            .Phase("Running"));
+  w.Pod(PodBuilder("ns", "c-0")
+            .Group("run")
+            .Container(Resources({{"cpu", "12"}}))
+            .NodeName("n2")
+            .Phase("Running"));
   w.Group(PodGroupBuilder("ns", "a").MinMember(1));
   w.Pod(PodBuilder("ns", "a-0").Group("a").Container(Resources({{"cpu", "1"}, {"nvidia.com/gpu", "1"}})));
   SessionOptions o;
@@ -466,7 +480,6 @@ TEST(AllocateTest, SameSnapshotSamePlan) {
   EXPECT_EQ(a.placements.size(), 15u);
 }
 
-
 // Randomized clusters: whatever the plan, no node is overcommitted, every gang is placed
 // all-or-nothing, no queue passes its capability, and the plan is the same twice.
 TEST(AllocateTest, RandomClustersKeepTheInvariants) {
@@ -476,7 +489,8 @@ TEST(AllocateTest, RandomClustersKeepTheInvariants) {
     const int nodes = 1 + static_cast<int>(rng() % 12);
     for (int i = 0; i < nodes; ++i) {
       NodeBuilder n("n" + std::to_string(i));
-      n.Allocatable(std::to_string(1 + rng() % 8), std::to_string(1 + rng() % 16) + "Gi", std::to_string(rng() % 6));
+      n.Allocatable(std::to_string(1 + rng() % 8), std::to_string(1 + rng() % 16) + "Gi",
+                    std::to_string(rng() % 6));
       if (rng() % 5 == 0) n.Taint("t", "x", "NoSchedule");
       if (rng() % 3 == 0) n.Label("zone", rng() % 2 ? "a" : "b");
       w.Node(n);
@@ -490,7 +504,10 @@ TEST(AllocateTest, RandomClustersKeepTheInvariants) {
       const int n = 1 + static_cast<int>(rng() % 4);
       const int min = 1 + static_cast<int>(rng() % n);
       min_of["ns/" + name] = min;
-      w.Group(PodGroupBuilder("ns", name).MinMember(min).Queue(rng() % 2 ? "qa" : "qb").CreationTimestamp(rng() % 5));
+      w.Group(PodGroupBuilder("ns", name)
+                  .MinMember(min)
+                  .Queue(rng() % 2 ? "qa" : "qb")
+                  .CreationTimestamp(rng() % 5));
       for (int t = 0; t < n; ++t) {
         k8s::Pod pod = PodBuilder("ns", name + "-" + std::to_string(t))
                            .Group(name)

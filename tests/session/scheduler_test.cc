@@ -102,7 +102,8 @@ TEST(SchedulerTest, CycleBindsThroughTheRuntimeAndWritesPodGroupAndQueueStatus) 
   ASSERT_NE(pg, nullptr);
   EXPECT_EQ(pg->status.phase, "Running");
   bool scheduled_condition = false;
-  for (const auto& c : pg->status.conditions) scheduled_condition |= c.type == "Scheduled" && c.status == "True";
+  for (const auto& c : pg->status.conditions)
+    scheduled_condition |= c.type == "Scheduled" && c.status == "True";
   EXPECT_TRUE(scheduled_condition);
   auto queues = r.status.queues();
   ASSERT_FALSE(outcomes.empty());
@@ -292,8 +293,10 @@ TEST(SchedulerTest, MaxBindsPerCycleDefersWholeJobsToTheNextCycle) {
 TEST(SchedulerTest, CompletedJobPhaseIsWrittenWithoutBeingTried) {
   Rig r;
   r.AddNode("n1");
-  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "done").MinMember(1).Phase("Running").Ptr()).ok());
-  auto p = PodBuilder("ns", "done-0").Group("done").Request("1", "1Gi").NodeName("n1").Phase("Succeeded").Ptr();
+  ASSERT_TRUE(
+      r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "done").MinMember(1).Phase("Running").Ptr()).ok());
+  auto p =
+      PodBuilder("ns", "done-0").Group("done").Request("1", "1Gi").NodeName("n1").Phase("Succeeded").Ptr();
   r.source.PutPod(p);
   ASSERT_TRUE(r.rt->cache().AddPod(p).ok());
   Scheduler s(r.rt.get());
@@ -408,7 +411,8 @@ TEST(SchedulerTest, SessionPlacingMoreThanTheChannelHoldsOnARealClockStillBindsE
   s.Start(clock);
   // Generous: the binds take milliseconds; before the fix they never happen.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (binder.effective_binds().size() < static_cast<size_t>(kTasks) && std::chrono::steady_clock::now() < deadline) {
+  while (binder.effective_binds().size() < static_cast<size_t>(kTasks) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const size_t bound = binder.effective_binds().size();
@@ -419,7 +423,8 @@ TEST(SchedulerTest, SessionPlacingMoreThanTheChannelHoldsOnARealClockStillBindsE
 }
 
 TEST(SchedulerTest, NextPodGroupPhaseRules) {
-  auto job_with = [](int min, std::initializer_list<std::pair<const char*, const char*>> pods, std::string phase = "") {
+  auto job_with = [](int min, std::initializer_list<std::pair<const char*, const char*>> pods,
+                     std::string phase = "") {
     auto pg = PodGroupBuilder("ns", "j").MinMember(min).Phase(std::move(phase)).Ptr();
     JobInfo job("ns/j");
     EXPECT_TRUE(job.SetPodGroup(pg).ok());
@@ -434,7 +439,8 @@ TEST(SchedulerTest, NextPodGroupPhaseRules) {
   };
   EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Pending", ""}, {"Pending", ""}})), "Pending");
   EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Pending", ""}, {"Pending", ""}}, "Inqueue")), "Inqueue");
-  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Running", "n1"}, {"Pending", "n1"}})), "Running");  // Bound counts
+  EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Running", "n1"}, {"Pending", "n1"}})),
+            "Running");  // Bound counts
   EXPECT_EQ(NextPodGroupPhase(job_with(2, {{"Running", "n1"}, {"Pending", ""}})), "Unknown");
   EXPECT_EQ(NextPodGroupPhase(job_with(1, {{"Succeeded", "n1"}, {"Succeeded", "n1"}})), "Completed");
   EXPECT_EQ(NextPodGroupPhase(job_with(1, {{"Succeeded", "n1"}, {"Running", "n1"}})), "Running");

@@ -5,11 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "api/resource_list.h"
 #include "cache/runtime.h"
@@ -177,7 +177,11 @@ TEST(WorkloadTest, BadInputNamesTheObjectAndField) {
   EXPECT_THAT(w.status().message(), HasSubstr("volcache.io/sim-duration"));
 
   std::string orphan = kManifest;
-  orphan.replace(orphan.find("group-name: train}}\nspec: {schedulerName: volcano, containers: [{name: m, resources: {requests: {cpu: \"2\", memory: 1Gi}}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: lone"), 16, "group-name: nope");
+  orphan.replace(
+      orphan.find(
+          "group-name: train}}\nspec: {schedulerName: volcano, containers: [{name: m, resources: {requests: "
+          "{cpu: \"2\", memory: 1Gi}}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: lone"),
+      16, "group-name: nope");
   TempFile b(orphan);
   w = LoadWorkload(b.path(), TraceOptions{});
   ASSERT_FALSE(w.ok());
@@ -196,7 +200,8 @@ TEST(WorkloadTest, NegativeQuantitiesAreRefusedNamingTheObjectAndField) {
       {"requests: {cpu: \"1\"}", "requests: {cpu: \"-1\"}",
        "Pod ml/lone: spec.containers[0].resources.requests[cpu]: negative quantity -1"},
       {"memory: 32Gi", "memory: -32Gi", "Node n1: status.allocatable[memory]: negative quantity"},
-      {"spec: {weight: 2}", "spec: {weight: 2, capability: {cpu: \"-4\"}}", "Queue team: spec.capability[cpu]"},
+      {"spec: {weight: 2}", "spec: {weight: 2, capability: {cpu: \"-4\"}}",
+       "Queue team: spec.capability[cpu]"},
   };
   for (const auto& c : cases) {
     std::string text = kManifest;
@@ -211,9 +216,11 @@ TEST(WorkloadTest, NegativeQuantitiesAreRefusedNamingTheObjectAndField) {
 
 TEST(WorkloadTest, PodWithoutSchedulerNameGetsTheApiServersDefaultAndIsRefused) {
   std::string text = kManifest;
-  const std::string ours = "spec: {schedulerName: volcano, containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}";
+  const std::string ours =
+      "spec: {schedulerName: volcano, containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}";
   ASSERT_NE(text.find(ours), std::string::npos);
-  text.replace(text.find(ours), ours.size(), "spec: {containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}");
+  text.replace(text.find(ours), ours.size(),
+               "spec: {containers: [{name: m, resources: {requests: {cpu: \"1\"}}}]}");
   TempFile f(text);
   auto w = LoadWorkload(f.path(), TraceOptions{});
   ASSERT_FALSE(w.ok());
@@ -243,7 +250,8 @@ TEST(WorkloadTest, ParseDuration) {
   EXPECT_EQ(*ParseDuration("5m"), 300s);
   EXPECT_EQ(*ParseDuration("2h"), 7200s);
   EXPECT_EQ(*ParseDuration("2.5s"), 2500ms);
-  for (const char* bad : {"", "s", "5", "-1s", "5x", "1.2.3s", "ms"}) EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+  for (const char* bad : {"", "s", "5", "-1s", "5x", "1.2.3s", "ms"})
+    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
 }
 
 // A CacheRuntime (inline, fake clock) fed by the simulator's watch.
@@ -315,7 +323,8 @@ TEST(SimClusterTest, JobLifecycleArrivalBindStartFinishCleanup) {
   r.Run(1100ms);  // cleanup
   EXPECT_EQ(r.TaskStatus("ml/train", "train-0"), "");
   auto jobs = r.sim.jobs();
-  auto train = std::find_if(jobs.begin(), jobs.end(), [](const JobRecord& j) { return j.name == "ml/train"; });
+  auto train =
+      std::find_if(jobs.begin(), jobs.end(), [](const JobRecord& j) { return j.name == "ml/train"; });
   ASSERT_NE(train, jobs.end());
   ASSERT_TRUE(train->all_started && train->finished);
   EXPECT_EQ(*train->finished - *train->all_started, 10s);

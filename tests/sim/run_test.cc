@@ -1,14 +1,13 @@
 // `volcache run` end to end (sim/runner.h): the simulator, the CacheRuntime and the reference
 // Scheduler together, on a real trace slice and on a small manifest, with and without faults.
-#include "sim/runner.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
+#include "sim/runner.h"
 #include "tests/testdata.h"
 
 namespace volcache::sim {

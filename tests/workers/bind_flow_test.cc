@@ -350,8 +350,8 @@ TEST_F(BindFlowTest, BatchesOfBatchSizeInPushOrder) {
   auto flow = MakeFlow({.batch_size = 3});
   PushAll(*flow, 7);
   EXPECT_EQ(flow->FlushOnce(), 7u);
-  EXPECT_EQ(binder_.batches(), (std::vector<std::vector<std::string>>{
-                                   {"t1", "t2", "t3"}, {"t4", "t5", "t6"}, {"t7"}}));
+  EXPECT_EQ(binder_.batches(),
+            (std::vector<std::vector<std::string>>{{"t1", "t2", "t3"}, {"t4", "t5", "t6"}, {"t7"}}));
   EXPECT_EQ(flow->stats().batches, 3u);
   EXPECT_EQ(flow->FlushOnce(), 0u);  // nothing left
 }
@@ -446,7 +446,7 @@ TEST_F(BindFlowTest, BoundCutsABatchShortAndTheBacklogFollowsAsSlotsFree) {
   EXPECT_EQ(flow->stats().in_flight, 4u);
   EXPECT_EQ(flow->FlushOnce(), 0u);
   ASSERT_TRUE(flow->Push(MakeContext("late")).ok());  // after the tick: waits for the next one
-  dispatch.RunOne();                  // the batch of 3 completes: 3 slots free → 3 of the backlog
+  dispatch.RunOne();  // the batch of 3 completes: 3 slots free → 3 of the backlog
   EXPECT_EQ(dispatch.pending(), 2u);
   EXPECT_EQ(flow->stats().in_flight, 4u);
   dispatch.RunAll();
@@ -465,12 +465,11 @@ TEST_F(BindFlowTest, PreBindFailureFailsThatTaskAloneAndRollsBackInReverse) {
   auto flow = MakeFlow({.batch_size = 3});
   PushAll(*flow, 3);
   flow->FlushOnce();
-  EXPECT_EQ(log_.entries(), (std::vector<std::string>{
-                                "pb1:prebind:t1", "pb2:prebind:t1", "pb3:prebind:t1",
-                                "pb1:prebind:t2", "pb2:prebind:t2", "pb1:rollback:t2",
-                                "pb1:prebind:t3", "pb2:prebind:t3", "pb3:prebind:t3",
-                                "bind: t1 t3",
-                                "succeeded:t1", "failed:t2", "succeeded:t3"}));
+  EXPECT_EQ(log_.entries(),
+            (std::vector<std::string>{"pb1:prebind:t1", "pb2:prebind:t1", "pb3:prebind:t1", "pb1:prebind:t2",
+                                      "pb2:prebind:t2", "pb1:rollback:t2", "pb1:prebind:t3", "pb2:prebind:t3",
+                                      "pb3:prebind:t3", "bind: t1 t3", "succeeded:t1", "failed:t2",
+                                      "succeeded:t3"}));
   auto out = handler_.outcomes();
   EXPECT_EQ(out["t2"].code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(out["t2"].message().find("pb2"), std::string::npos) << out["t2"].ToString();
@@ -484,11 +483,9 @@ TEST_F(BindFlowTest, BinderFailureRollsBackEveryPreBinderInReverseThenFails) {
   auto flow = MakeFlow({.batch_size = 2});
   PushAll(*flow, 2);
   flow->FlushOnce();
-  EXPECT_EQ(log_.entries(), (std::vector<std::string>{
-                                "pb1:prebind:t1", "pb2:prebind:t1", "pb1:prebind:t2", "pb2:prebind:t2",
-                                "bind: t1 t2",
-                                "pb2:rollback:t1", "pb1:rollback:t1", "failed:t1",
-                                "succeeded:t2"}));
+  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"pb1:prebind:t1", "pb2:prebind:t1", "pb1:prebind:t2",
+                                                      "pb2:prebind:t2", "bind: t1 t2", "pb2:rollback:t1",
+                                                      "pb1:rollback:t1", "failed:t1", "succeeded:t2"}));
   EXPECT_EQ(handler_.outcomes()["t1"].code(), StatusCode::kUnavailable);
 }
 
@@ -502,7 +499,8 @@ TEST_F(BindFlowTest, WrongResultCountFailsTheWholeBatchWithInternal) {
   auto out = handler_.outcomes();
   EXPECT_EQ(out["t1"].code(), StatusCode::kInternal);
   EXPECT_EQ(out["t2"].code(), StatusCode::kInternal);
-  EXPECT_NE(out["t1"].message().find("1 results for a batch of 2"), std::string::npos) << out["t1"].ToString();
+  EXPECT_NE(out["t1"].message().find("1 results for a batch of 2"), std::string::npos)
+      << out["t1"].ToString();
   EXPECT_EQ(out["t3"].code(), StatusCode::kFailedPrecondition);
   std::vector<std::string> entries = log_.entries();
   auto count = [&](const std::string& e) { return std::count(entries.begin(), entries.end(), e); };
@@ -701,9 +699,12 @@ TEST(BindFlowOptionsFromEnvTest, ParsesBatchBindNum) {
     bool error;
   };
   const Case cases[] = {
-      {std::nullopt, 4, false}, {"", 4, false},     {"8", 8, false},     {"+16", 16, false},
-      {"1", 1, false},          {"0", 4, true},     {"-3", 4, true},     {"abc", 4, true},
-      {"5x", 4, true},          {" 5", 4, true},    {"+", 4, true},      {"+-5", 4, true},
+      {std::nullopt, 4, false}, {"", 4, false},
+      {"8", 8, false},          {"+16", 16, false},
+      {"1", 1, false},          {"0", 4, true},
+      {"-3", 4, true},          {"abc", 4, true},
+      {"5x", 4, true},          {" 5", 4, true},
+      {"+", 4, true},           {"+-5", 4, true},
       {"2.5", 4, true},         {"99999999999999999999999", 4, true},
   };
   BindFlowOptions base;
@@ -796,13 +797,14 @@ TEST_P(BindFlowStressTest, EveryContextGetsExactlyOneOutcome) {
   };
 
   StressBinder binder([&](const std::string& n) { return binder_fails(index_of(n)); });
-  auto pre_binder = std::make_shared<StressPreBinder>([&](const std::string& n) { return pre_bind_fails(index_of(n)); });
+  auto pre_binder =
+      std::make_shared<StressPreBinder>([&](const std::string& n) { return pre_bind_fails(index_of(n)); });
   PreBinderRegistry registry;
   ASSERT_TRUE(registry.Register(pre_binder).ok());
   RecordingHandler handler;
   ThreadPoolExecutor pool(3);
-  BindFlow flow({.channel_capacity = 64, .batch_size = 7, .max_concurrent_binds = 40}, clock, &binder, &registry,
-                &handler, &pool);
+  BindFlow flow({.channel_capacity = 64, .batch_size = 7, .max_concurrent_binds = 40}, clock, &binder,
+                &registry, &handler, &pool);
   std::atomic<uint64_t> batch_total{0};
   flow.SetObserver([&](size_t size, Duration) { batch_total.fetch_add(size, std::memory_order_relaxed); });
   flow.Start();

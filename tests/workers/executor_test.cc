@@ -115,8 +115,14 @@ TEST(ThreadPoolExecutorTest, IndependentStrandsRunConcurrently) {
   std::unique_ptr<Executor> b = pool.MakeStrand();
   std::latch both(2);
   std::atomic<int> done{0};
-  a->Post([&] { both.arrive_and_wait(); done.fetch_add(1); });
-  b->Post([&] { both.arrive_and_wait(); done.fetch_add(1); });
+  a->Post([&] {
+    both.arrive_and_wait();
+    done.fetch_add(1);
+  });
+  b->Post([&] {
+    both.arrive_and_wait();
+    done.fetch_add(1);
+  });
   pool.Stop();
   EXPECT_EQ(done.load(), 2);
 }

@@ -65,11 +65,14 @@ class QueueWorkersTest : public ::testing::Test {
 TEST_F(QueueWorkersTest, ProcessesEverythingAndForgetsSuccesses) {
   std::mutex mu;
   std::multiset<std::string> seen;
-  QueueWorkers workers(&queue_, 4, [&](const std::string& item) {
-    std::lock_guard<std::mutex> lock(mu);
-    seen.insert(item);
-    return Status::Ok();
-  }, nullptr);
+  QueueWorkers workers(
+      &queue_, 4,
+      [&](const std::string& item) {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(item);
+        return Status::Ok();
+      },
+      nullptr);
   for (int i = 0; i < 100; ++i) queue_.Add("n" + std::to_string(i));
   workers.Start();
   workers.Start();  // only the first call starts threads
@@ -108,7 +111,7 @@ TEST_F(QueueWorkersTest, FailuresAreRetriedRateLimitedUntilTheySucceed) {
 
   clock_->Advance(milliseconds(4));
   EXPECT_EQ(queue_.DelayedLen(), 1u);  // not yet
-  clock_->Advance(milliseconds(1));   // 5 ms: released
+  clock_->Advance(milliseconds(1));    // 5 ms: released
   ASSERT_TRUE(workers.WaitForProcessed(2, kTimeout));
   EXPECT_EQ(queue_.NumRequeues("node-a"), 2);
   EXPECT_EQ(queue_.DelayedLen(), 1u);  // second failure waits 10 ms
@@ -231,12 +234,14 @@ TEST_F(QueueWorkersTest, StopDrainsReadyItemsDropsDelayedOnesAndJoins) {
 
 TEST_F(QueueWorkersTest, StopWakesIdleWorkersAndWorksBeforeStart) {
   {
-    QueueWorkers idle(&queue_, 8, [](const std::string&) { return Status::Ok(); }, nullptr);
+    QueueWorkers idle(
+        &queue_, 8, [](const std::string&) { return Status::Ok(); }, nullptr);
     idle.Start();
     idle.Stop();  // all 8 blocked in Get on an empty queue
   }
   WorkQueue other("other", clock_, ExpLimiter());
-  QueueWorkers never_started(&other, 2, [](const std::string&) { return Status::Ok(); }, nullptr);
+  QueueWorkers never_started(
+      &other, 2, [](const std::string&) { return Status::Ok(); }, nullptr);
   never_started.Stop();
   EXPECT_TRUE(other.ShuttingDown());
 }
@@ -246,9 +251,9 @@ TEST_F(QueueWorkersTest, ManyWorkersRetriesAddUpAndAnItemIsNeverProcessedTwiceAt
   constexpr int kThreads = 8;
   auto failures_of = [](int i) { return i % 3; };  // item i fails i%3 times, then succeeds
   std::mutex mu;
-  std::set<std::string> in_progress;       // guarded by mu
-  std::map<std::string, int> attempts;     // guarded by mu
-  bool overlapped = false;                 // guarded by mu
+  std::set<std::string> in_progress;    // guarded by mu
+  std::map<std::string, int> attempts;  // guarded by mu
+  bool overlapped = false;              // guarded by mu
   QueueWorkers workers(
       &queue_, kThreads,
       [&](const std::string& item) {
@@ -301,12 +306,15 @@ TEST_F(QueueWorkersTest, DeathOnStopFromAWorker) {
         QueueWorkers* self = nullptr;
         std::mutex mu;
         std::condition_variable cv;
-        QueueWorkers workers(&queue, 1, [&](const std::string&) {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return self != nullptr; });
-          self->Stop();
-          return Status::Ok();
-        }, nullptr);
+        QueueWorkers workers(
+            &queue, 1,
+            [&](const std::string&) {
+              std::unique_lock<std::mutex> lock(mu);
+              cv.wait(lock, [&] { return self != nullptr; });
+              self->Stop();
+              return Status::Ok();
+            },
+            nullptr);
         {
           std::lock_guard<std::mutex> lock(mu);
           self = &workers;
