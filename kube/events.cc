@@ -16,14 +16,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kStrategicMerge[] = "application/strategic-merge-patch+json";
 constexpr char kCombinedPrefix[] = "(combined from similar events): ";
-
-int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Keys join their parts with a byte no Kubernetes name, kind or reason contains.
 std::string ObjectKey(const EventRef& o, const std::string& component) {
@@ -70,7 +63,7 @@ Status RestEventSink::Patch(const KubeEvent& e) {
   // event keeps its object while its latest message changes).
   json patch = {{"count", e.count}, {"lastTimestamp", FormatTimestamp(e.last_ms)}, {"message", e.message}};
   auto resp = client_->Do("PATCH", fmt::format("/api/v1/namespaces/{}/events/{}", e.namespace_, e.name),
-                          patch.dump(), kStrategicMerge);
+                          patch.dump(), kStrategicMergePatch);
   const std::string what = "patch " + Describe(e);
   if (!resp.ok()) return resp.status().WithPrefix(what);
   if (resp->status == 404) return Status::NotFound(what + ": gone");

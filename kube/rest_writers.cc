@@ -19,20 +19,13 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kStrategicMerge[] = "application/strategic-merge-patch+json";
 constexpr char kMergePatch[] = "application/merge-patch+json";
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 json ConditionJson(const k8s::PodCondition& c) {
   json j = {{"type", c.type}, {"status", c.status}};
   if (!c.reason.empty()) j["reason"] = c.reason;
   if (!c.message.empty()) j["message"] = c.message;
-  j["lastTransitionTime"] = FormatTimestamp(c.last_transition_time ? c.last_transition_time : NowMs());
+  j["lastTransitionTime"] = FormatTimestamp(c.last_transition_time ? c.last_transition_time : WallNowMs());
   return j;
 }
 
@@ -92,6 +85,12 @@ bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::str
   }
   spdlog::error("{}", ForbiddenMessage(verb, resource, group));
   return true;
+}
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string FormatTimestamp(int64_t ms) {
@@ -319,9 +318,9 @@ Status RestEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
   const std::string desc = PodDesc(pod);
   const std::string path = ObjectPath(ResourceKind::kPods, pod.metadata.namespace_, pod.metadata.name);
   json conds = json::array();
-  for (const auto& c : EvictionConditions(reason, NowMs())) conds.push_back(ConditionJson(c));
+  for (const auto& c : EvictionConditions(reason, WallNowMs())) conds.push_back(ConditionJson(c));
   json patch = {{"status", {{"conditions", std::move(conds)}}}};
-  auto resp = client_->Do("PATCH", path + "/status", patch.dump(), kStrategicMerge);
+  auto resp = client_->Do("PATCH", path + "/status", patch.dump(), kStrategicMergePatch);
   if (resp.ok() && resp->status == 404) return Status::Ok();  // already gone
   VC_RETURN_IF_ERROR(Check(resp, "evict " + desc + ": set conditions", false));
   if (use_eviction_api_) {
@@ -340,7 +339,8 @@ Status RestEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
 Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::PodCondition& condition) {
   json patch = {{"status", {{"conditions", json::array({ConditionJson(condition)})}}}};
   const std::string object = ObjectPath(ResourceKind::kPods, pod.metadata.namespace_, pod.metadata.name);
-  auto resp = client_->Do("PATCH", object + "/status", patch.dump(), kStrategicMerge, RequestClass::kStatus);
+  auto resp =
+      client_->Do("PATCH", object + "/status", patch.dump(), kStrategicMergePatch, RequestClass::kStatus);
   NoteForbidden(resp, "patch", "pods/status", "");
   return CheckWrite(client_, resp, fmt::format("update pod {} condition {}", PodDesc(pod), condition.type),
                     object);
@@ -374,7 +374,7 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
     if (!c.transition_id.empty()) j["transitionID"] = c.transition_id;
     if (!c.reason.empty()) j["reason"] = c.reason;
     if (!c.message.empty()) j["message"] = c.message;
-    j["lastTransitionTime"] = FormatTimestamp(c.last_transition_time ? c.last_transition_time : NowMs());
+    j["lastTransitionTime"] = FormatTimestamp(c.last_transition_time ? c.last_transition_time : WallNowMs());
     conds.push_back(std::move(j));
   }
   json status = {{"phase", pg.status.phase},

@@ -146,5 +146,10 @@ bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::str
 
 // RFC 3339 UTC with seconds ("2024-01-02T03:04:05Z").
 std::string FormatTimestamp(int64_t ms);
+// Wall-clock milliseconds since the Unix epoch (timestamps written to the API server).
+int64_t WallNowMs();
+
+// The Content-Type of a strategic-merge PATCH (pod conditions, Events).
+inline constexpr char kStrategicMergePatch[] = "application/strategic-merge-patch+json";
 
 }  // namespace volcache::kube
