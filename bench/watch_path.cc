@@ -117,6 +117,16 @@ struct Rig {
   }
 };
 
+// After a run: the cache holds every pod as a task, and nothing was refused or undecodable.
+bool CacheHoldsAll(const Rig& rig, size_t want, const char* mode, std::ostream& err) {
+  const size_t tasks = rig.rt->cache().num_tasks();
+  const auto cs = rig.conn->stats();
+  if (tasks == want && cs.cache_errors == 0 && cs.decode_errors == 0) return true;
+  err << fmt::format("{}: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", mode, tasks,
+                     want, cs.cache_errors, cs.decode_errors);
+  return false;
+}
+
 Result<std::unique_ptr<Rig>> MakeRig(const LoopbackApiServer& server, bool fast_decode) {
   kube::KubeConfig config;
   config.server = server.url();
@@ -207,13 +217,7 @@ int Events(const BenchOptions& o, const Templates& t, std::ostream& out, std::os
     per_s.push_back(static_cast<double>(lines->size()) / s);
     per_cpu_s.push_back(static_cast<double>(lines->size()) / (ProcessCpuSeconds() - cpu0));
     fast_decoded = pods.stats().fast_decoded;
-    const size_t tasks = (*rig)->rt->cache().num_tasks();
-    const auto cs = (*rig)->conn->stats();
-    if (tasks != half || cs.cache_errors != 0 || cs.decode_errors != 0) {
-      err << fmt::format("watch: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks,
-                         half, cs.cache_errors, cs.decode_errors);
-      return 1;
-    }
+    if (!CacheHoldsAll(**rig, half, "watch", err)) return 1;
   }
   nlohmann::ordered_json j;
   j["bench"] = "watch";
@@ -266,13 +270,7 @@ int List(const BenchOptions& o, const Templates& t, std::ostream& out, std::ostr
     cpu_secs.push_back(ProcessCpuSeconds() - cpu0);
     pages = (*rig)->conn->reflector(kube::ResourceKind::kPods).stats().list_pages;
     fast_decoded = (*rig)->conn->reflector(kube::ResourceKind::kPods).stats().fast_decoded;
-    const size_t tasks = (*rig)->rt->cache().num_tasks();
-    const auto cs = (*rig)->conn->stats();
-    if (tasks != n || cs.cache_errors != 0 || cs.decode_errors != 0) {
-      err << fmt::format("list: the cache holds {} tasks of {} ({} cache errors, {} decode errors)\n", tasks,
-                         n, cs.cache_errors, cs.decode_errors);
-      return 1;
-    }
+    if (!CacheHoldsAll(**rig, n, "list", err)) return 1;
   }
   nlohmann::ordered_json j;
   j["bench"] = "watch";

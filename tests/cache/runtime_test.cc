@@ -243,19 +243,34 @@ QueueInfo QueueWithAllocated(const std::string& name, int64_t milli_cpu) {
   return q;
 }
 
+// An inline runtime on a FakeClock whose status writes get 1 token per second (`burst` at
+// most), writing to a FakeStatusUpdater.
+struct StatusBucketRig {
+  explicit StatusBucketRig(int burst)
+      : binder(&source), rt(Options(burst), clock, &source, &binder, nullptr, &status, nullptr) {
+    rt.Run();
+  }
+  static RuntimeOptions Options(int burst) {
+    RuntimeOptions o;
+    o.inline_execution = true;
+    o.status_qps = 1;
+    o.status_burst = burst;
+    return o;
+  }
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder;
+  testing::FakeStatusUpdater status;
+  CacheRuntime rt;
+};
+
 // Defect: first status writes bypassed the status bucket (only retries were limited), so a
 // session's burst of PodGroup/Queue writes went out at once, sharing the client with binds.
 TEST(CacheRuntimeTest, FirstStatusWritesTakeTokensFromTheStatusBucket) {
-  RuntimeOptions o;
-  o.inline_execution = true;
-  o.status_qps = 1;
-  o.status_burst = 2;
-  auto clock = std::make_shared<FakeClock>();
-  ObjectStoreSource source;
-  testing::FakeBinder binder(&source);
-  testing::FakeStatusUpdater status;
-  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
-  rt.Run();
+  StatusBucketRig r(/*burst=*/2);
+  auto& clock = r.clock;
+  auto& status = r.status;
+  auto& rt = r.rt;
   for (int i = 0; i < 4; ++i) rt.UpdateQueueStatus(QueueWithAllocated("q" + std::to_string(i), 1000));
   rt.RunDueWorkInline();
   EXPECT_EQ(status.queues().size(), 2u);  // the burst
@@ -271,16 +286,10 @@ TEST(CacheRuntimeTest, FirstStatusWritesTakeTokensFromTheStatusBucket) {
 // Per object only the newest status is sent: a newer one replaces a queued older one (one
 // token, one write), and a newer one arriving while the older is on the wire is sent after it.
 TEST(CacheRuntimeTest, StatusWritesAreCoalescedPerObjectAndTheNewestWins) {
-  RuntimeOptions o;
-  o.inline_execution = true;
-  o.status_qps = 1;
-  o.status_burst = 1;
-  auto clock = std::make_shared<FakeClock>();
-  ObjectStoreSource source;
-  testing::FakeBinder binder(&source);
-  testing::FakeStatusUpdater status;
-  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
-  rt.Run();
+  StatusBucketRig r(/*burst=*/1);
+  auto& clock = r.clock;
+  auto& status = r.status;
+  auto& rt = r.rt;
   rt.UpdateQueueStatus(QueueWithAllocated("a", 1000));
   rt.UpdateQueueStatus(QueueWithAllocated("b", 1000));  // waits a second for its token
   rt.UpdateQueueStatus(QueueWithAllocated("b", 2000));  // replaces the queued one

@@ -111,6 +111,18 @@ rules:
 - level: None
 )";
 
+// A cpp-httplib result as the tests read it: status and body, or the transport error.
+HttpAnswer ToAnswer(const httplib::Result& r) {
+  HttpAnswer a;
+  if (!r) {
+    a.error = httplib::to_string(r.error());
+    return a;
+  }
+  a.status = r->status;
+  a.body = r->body;
+  return a;
+}
+
 }  // namespace
 
 Json HttpAnswer::json() const {
@@ -161,14 +173,7 @@ HttpAnswer KubeClient::Do(const std::string& method, const std::string& path, co
     r = c.Patch(path, body, content_type);
   else if (method == "DELETE")
     r = c.Delete(path);
-  HttpAnswer a;
-  if (!r) {
-    a.error = httplib::to_string(r.error());
-    return a;
-  }
-  a.status = r->status;
-  a.body = r->body;
-  return a;
+  return ToAnswer(r);
 }
 
 // ---------------------------------------------------------------- JSON builders
@@ -503,14 +508,7 @@ HttpAnswer ServeProcess::AdminGet(const std::string& path, Seconds timeout) cons
   c.set_connection_timeout(us / 1000000, us % 1000000);
   c.set_read_timeout(us / 1000000 + 5, 0);
   auto r = c.Get(path);
-  HttpAnswer a;
-  if (!r) {
-    a.error = httplib::to_string(r.error());
-    return a;
-  }
-  a.status = r->status;
-  a.body = r->body;
-  return a;
+  return ToAnswer(r);
 }
 
 // ---------------------------------------------------------------- misc
