@@ -4,12 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <unordered_set>
 
 #include "api/fmt.h"
 #include "api/k8s/decode_fast.h"
 #include "api/k8s/json_fwd.h"
+#include "kube/apply_pipe.h"
 #include "kube/line_splitter.h"
 
 namespace volcache::kube {
@@ -469,30 +471,41 @@ void Reflector::ApplyDelete(ObjectPtr obj) {
   handler_->OnDelete(obj, /*final_state_unknown=*/false);
 }
 
-Status Reflector::HandleLine(std::string_view line, bool* relist, bool* stop_stream) {
+void Reflector::ApplyDecoded(DecodedEvent& ev) {
+  std::string new_rv = k8s::MetaOf(*ev.obj).resource_version;
+  if (ev.deleted) {
+    ApplyDelete(std::move(ev.obj));
+  } else {
+    ApplyUpsert(std::move(ev.obj));
+  }
+  if (!new_rv.empty()) rv_ = std::move(new_rv);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.fast_decoded;
+  CountEventIn(stats_, ev.type, clock_->Now(), rv_);
+}
+
+Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pipe, bool* relist,
+                             bool* stop_stream) {
   const ResourceInfo& info = Info(kind_);
   // The hot path: an ADDED/MODIFIED/DELETED event of a valid object of our kind, decoded by
   // the streaming decoder. Everything else (bookmarks, errors, bad objects, bad lines) takes
   // the DOM path below, which decides exactly as before.
   if (k8s::WatchEvent ev; FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object &&
                           k8s::KindOf(*ev.object) == info.kind) {
-    auto obj = std::make_shared<const k8s::Object>(std::move(*ev.object));
-    std::string new_rv = k8s::MetaOf(*obj).resource_version;
-    if (ev.type == k8s::WatchEventType::kDeleted) {
-      ApplyDelete(std::move(obj));
+    DecodedEvent d{std::make_shared<const k8s::Object>(std::move(*ev.object)),
+                   ev.type == k8s::WatchEventType::kDeleted,
+                   ev.type == k8s::WatchEventType::kAdded      ? "ADDED"
+                   : ev.type == k8s::WatchEventType::kModified ? "MODIFIED"
+                                                               : "DELETED"};
+    if (pipe != nullptr) {
+      pipe->Push(std::move(d));
     } else {
-      ApplyUpsert(std::move(obj));
+      ApplyDecoded(d);
     }
-    if (!new_rv.empty()) rv_ = std::move(new_rv);
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.fast_decoded;
-    CountEventIn(stats_,
-                 ev.type == k8s::WatchEventType::kAdded      ? "ADDED"
-                 : ev.type == k8s::WatchEventType::kModified ? "MODIFIED"
-                                                             : "DELETED",
-                 clock_->Now(), rv_);
     return Status::Ok();
   }
+  // Whatever comes next is decided here, after everything before it was applied.
+  if (pipe != nullptr) pipe->Drain();
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     *stop_stream = true;
@@ -574,6 +587,12 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
     ++stats_.watches;
   }
   LineSplitter splitter;
+  // Decode on this thread, apply on the pipe's (Pods, Nodes); gone before this returns, so
+  // every decoded event is applied and rv_ is this thread's again.
+  std::optional<ApplyPipe<DecodedEvent>> pipe;
+  if (FastKind() && options_.watch_pipeline > 0) {
+    pipe.emplace(options_.watch_pipeline, [this](DecodedEvent& ev) { ApplyDecoded(ev); });
+  }
   bool relist = false;
   bool answered = false;  // the server's first chunk arrived: the watch is established
   Status line_error;
@@ -585,8 +604,9 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
           Success("watch");
         }
         bool stop = false;
-        Status s =
-            splitter.Feed(chunk, [&](std::string_view line) { return HandleLine(line, &relist, &stop); });
+        Status s = splitter.Feed(chunk, [&](std::string_view line) {
+          return HandleLine(line, pipe ? &*pipe : nullptr, &relist, &stop);
+        });
         if (!s.ok()) {
           line_error = s;
           return false;
@@ -600,6 +620,7 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
           Success("watch");  // established: a restarted server answered, even if nothing changes
         }
       });
+  pipe.reset();
   if (relist) return true;
   if (!line_error.ok()) {
     *error = line_error;

@@ -104,6 +104,10 @@ struct ReflectorOptions {
   // Pods and Nodes go through the streaming decoder (api/k8s/decode_fast.h), the DOM decoder
   // taking what it does not handle. false: the DOM decoder only (the benchmark's baseline).
   bool fast_decode = true;
+  // Pods and Nodes on a watch: the thread reading the stream decodes, a second thread applies
+  // (store, handler, cache), with at most this many events decoded and not yet applied
+  // (kube/apply_pipe.h). 0: one thread does both.
+  size_t watch_pipeline = 1024;
 };
 
 // A snapshot of one reflector's counters (Reflector::stats()); times are options.clock's,
@@ -133,6 +137,9 @@ struct ReflectorStats {
   std::string resource_version;
 };
 
+template <typename T>
+class ApplyPipe;
+
 class Reflector {
  public:
   Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler, ReflectorOptions options = {});
@@ -161,7 +168,15 @@ class Reflector {
   // Returns true when a relist is needed.
   // A failed watch sets *error (and *http_status when the server answered an HTTP error).
   bool WatchOnce(bool* clean_end, int* http_status, Status* error);
-  Status HandleLine(std::string_view line, bool* relist, bool* stop_stream);
+  // A watch event the streaming decoder produced, on its way to ApplyDecoded.
+  struct DecodedEvent {
+    ObjectPtr obj;
+    bool deleted = false;
+    const char* type = "";  // ADDED, MODIFIED, DELETED
+  };
+  // `pipe`: where decoded events go (null: applied here); drained before any other line.
+  Status HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pipe, bool* relist, bool* stop_stream);
+  void ApplyDecoded(DecodedEvent& ev);
   void ApplyUpsert(ObjectPtr obj);
   void ApplyDelete(ObjectPtr obj);
   // Waits `d` on options.clock (or until Stop); false when stopping.
@@ -192,9 +207,9 @@ class Reflector {
   bool stopping_ = false;                             // guarded by mu_
   bool finished_ = false;                             // guarded by mu_
   uint64_t wake_generation_ = 0;                      // guarded by mu_; bumped by backoff timers
-  std::string rv_;                                    // loop thread only
-  TimePoint first_failure_{};                         // loop thread only: start of the current failure run
-  bool forbidden_logged_[2] = {false, false};         // loop thread only: list, watch
+  std::string rv_;             // loop thread, or the watch's apply thread while the loop thread waits on it
+  TimePoint first_failure_{};  // loop thread only: start of the current failure run
+  bool forbidden_logged_[2] = {false, false};  // loop thread only: list, watch
   std::thread thread_;
 };
 

@@ -32,7 +32,10 @@ class RecordingHandler : public ReflectorHandler {
   void OnDecodeError(const Status& error) override {
     std::lock_guard<std::mutex> lock(mu_);
     errors_.push_back(error.message());
+    if (log_errors_) log_.push_back("ERROR");
   }
+  // Decode errors also go into log() (to check their order among the events).
+  void LogErrors() { log_errors_ = true; }
   std::vector<std::string> log() const {
     std::lock_guard<std::mutex> lock(mu_);
     return log_;
@@ -56,6 +59,7 @@ class RecordingHandler : public ReflectorHandler {
   mutable std::mutex mu_;
   std::vector<std::string> log_;
   std::vector<std::string> errors_;
+  bool log_errors_ = false;
 };
 
 // Captures what spdlog's default logger writes while it lives (create it before the
@@ -170,6 +174,44 @@ TEST_F(ReflectorTest, EventsArriveInOrder) {
   auto p1 = pods->Get("ns/p1");
   ASSERT_TRUE(p1);
   EXPECT_EQ(std::get<k8s::Pod>(*p1).spec.node_name, "n1");
+}
+
+// The watch decodes on the stream's thread and applies on another (ReflectorOptions::
+// watch_pipeline); an event the streaming decoder leaves to the DOM path (here an invalid
+// one) is handled only after everything before it was applied, so the order is the
+// stream's, with the pipeline and without.
+TEST_F(ReflectorTest, PipelinedWatchKeepsTheStreamOrderAroundEventsTheDomPathHandles) {
+  for (size_t pipeline : {size_t{0}, size_t{1024}}) {
+    SCOPED_TRACE("watch_pipeline " + std::to_string(pipeline));
+    const std::string ns = "ns" + std::to_string(pipeline);
+    RecordingHandler handler;
+    handler.LogErrors();
+    ReflectorOptions o = FastOptions();
+    o.watch_pipeline = pipeline;
+    Reflector pods(ResourceKind::kPods, client_.get(), &handler, o);
+    pods.Start();
+    ASSERT_TRUE(pods.WaitForSync(std::chrono::seconds(60)).ok());
+    const size_t listed = handler.log().size();  // the first iteration's pods, when second
+    const ReflectorStats base = pods.stats();
+    std::vector<std::string> want;
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 200; ++i) {
+        const std::string name = "p" + std::to_string(round) + "-" + std::to_string(i);
+        server_.Upsert(PodJson(ns, name, "100m", "64Mi"));
+        want.push_back("ADD " + ns + "/" + name);
+      }
+      server_.Upsert(PodJson(ns, "p" + std::to_string(round) + "-0", "1x", "64Mi"));  // invalid
+      want.push_back("ERROR");
+    }
+    ASSERT_TRUE(Eventually([&] { return handler.log().size() >= listed + want.size(); }));
+    const auto log = handler.log();
+    EXPECT_EQ(std::vector<std::string>(log.begin() + static_cast<std::ptrdiff_t>(listed), log.end()), want);
+    const ReflectorStats st = pods.stats();
+    EXPECT_EQ(st.events - base.events, 600u);
+    EXPECT_EQ(st.fast_decoded - base.fast_decoded, 600u);
+    EXPECT_EQ(st.decode_errors - base.decode_errors, 3u);
+    pods.Stop();
+  }
 }
 
 TEST_F(ReflectorTest, BookmarkAdvancesTheResourceVersionOnly) {
