@@ -126,6 +126,33 @@ TEST(ServeTest, SchedulesGangsEndToEndUnderFaults) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// --kube-bind-concurrency N means N Bindings in flight at once with the default batch size
+// of 1: the server holds the bindings until 12 wait together. Before, the bind dispatch's 4
+// threads each waited for their one Binding, so no more than 4 were ever in flight.
+TEST(ServeTest, BindConcurrencyBindingsAreInFlightAtOnce) {
+  const fs::path bin = VolcacheBinary();
+  if (!fs::exists(bin)) GTEST_SKIP() << bin << " not built";
+  testing::FakeApiServer server;
+  for (int n = 0; n < 12; ++n) server.Upsert(testing::NodeJson("n" + std::to_string(n), "1", "4Gi"));
+  server.Upsert(testing::PodGroupJson("ns", "wide", 12));
+  for (int i = 0; i < 12; ++i)
+    server.Upsert(testing::PodJson("ns", "w" + std::to_string(i), "1", "1Gi", "wide"));
+  server.HoldRequests("/binding", 12, std::chrono::seconds(5));
+  const fs::path cfg =
+      fs::temp_directory_path() / ("volcache-serve-concurrency-" + std::to_string(::getpid()) + ".yaml");
+  pid_t pid = StartServe(bin, server, cfg, {"--schedule-period", "100ms", "--kube-bind-concurrency", "12"});
+  ASSERT_GT(pid, 0);
+  const bool bound = testing::Eventually([&] { return server.counters().binds_per_pod.size() == 12; });
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  fs::remove(cfg);
+  EXPECT_TRUE(bound);
+  const auto c = server.counters();
+  EXPECT_EQ(c.hold_timeouts, 0u) << "bindings waited alone: fewer than 12 were ever in flight together";
+  EXPECT_GE(c.max_in_flight, 12u);
+}
+
 // A loopback TCP socket bound to a free port: listening (connections complete and then hear
 // nothing) or not (connections are refused once it is closed).
 struct LoopbackSocket {
