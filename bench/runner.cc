@@ -324,11 +324,11 @@ struct ThreadedRig {
   std::unique_ptr<CacheRuntime> rt;
 
   // `binder` (borrowed, outlives the rig) replaces the instant binder when non-null.
-  Status Load(const Workload& w, int threads, Binder* binder = nullptr) {
+  Status Load(const Workload& w, int threads, const BindFlowOptions& bind_flow, Binder* binder = nullptr) {
     RuntimeOptions ro;
     ro.dispatch_threads =
         std::max(1, threads == 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads);
-    ro.bind_flow = BindFlowOptionsFromEnv(ro.bind_flow);
+    ro.bind_flow = bind_flow;
     rt = std::make_unique<CacheRuntime>(ro, RealClock::Instance(), &source, binder ? binder : &instant,
                                         nullptr, nullptr, nullptr);
     return LoadWorkload(w, &source, &rt->cache()).WithPrefix("loading the workload");
@@ -390,7 +390,7 @@ int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::os
     }
     kube::RestBinder binder(client->get(), bopts);
     ThreadedRig rig;
-    if (Status s = rig.Load(w, dispatch, &binder); !s.ok()) {
+    if (Status s = rig.Load(w, dispatch, o.bind_flow, &binder); !s.ok()) {
       err << s.ToString() << "\n";
       return 1;
     }
@@ -453,7 +453,7 @@ int BindRestLoopback(const BenchOptions& o, const Workload& w, int runs, std::os
   auto j = Line("bind", "rest_loopback", o);
   j["binds"] = planned;
   j["runs"] = runs;
-  j["batch_bind_num"] = BindFlowOptionsFromEnv(BindFlowOptions{}).batch_size;
+  j["batch_bind_num"] = o.bind_flow.batch_size;
   j["dispatch_threads"] = dispatch;
   j["bind_concurrency"] = bopts.max_in_flight;
   j["kube_api_qps"] = kQps;
@@ -500,7 +500,7 @@ int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std:
   BindFlow::Stats last{};
   for (int r = 0; r < runs; ++r) {
     ThreadedRig rig;
-    if (Status s = rig.Load(w, o.threads); !s.ok()) {
+    if (Status s = rig.Load(w, o.threads, o.bind_flow); !s.ok()) {
       err << s.ToString() << "\n";
       return 1;
     }
@@ -523,7 +523,7 @@ int BindPipelineInstant(const BenchOptions& o, const Workload& w, int runs, std:
   auto jf = Line("bind", "pipeline_instant", o);
   jf["binds"] = planned;
   jf["runs"] = runs;
-  jf["batch_bind_num"] = BindFlowOptionsFromEnv(BindFlowOptions{}).batch_size;
+  jf["batch_bind_num"] = o.bind_flow.batch_size;
   jf["per_s"] = Stats(flow_per_s);
   jf["batches"] = last.batches;
   out << jf.dump() << std::endl;
@@ -566,7 +566,7 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
   int cycles = 0;
   for (int r = 0; r < runs; ++r) {
     ThreadedRig rig;
-    if (Status s = rig.Load(w, o.threads); !s.ok()) {
+    if (Status s = rig.Load(w, o.threads, o.bind_flow); !s.ok()) {
       err << s.ToString() << "\n";
       return 1;
     }

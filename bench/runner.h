@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "workers/bind_flow.h"
+
 namespace volcache::bench {
 
 struct BenchOptions {
@@ -23,6 +25,9 @@ struct BenchOptions {
   // decoder only, the baseline).
   int pods = 0;
   std::string decoder = "fast";
+  // bind, e2e: the bind flow (BATCH_BIND_NUM, binds in flight), as the command layer read it
+  // from --batch-bind-num / $BATCH_BIND_NUM.
+  BindFlowOptions bind_flow;
 };
 
 // Returns a process exit code; errors go to `err`.

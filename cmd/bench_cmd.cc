@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bench/runner.h"
+#include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 
 namespace volcache::cmd {
@@ -24,9 +25,17 @@ CommandRunner AddBench(CLI::App& sub) {
   sub.add_option("--pods", opts->pods, "watch: pods listed / pod watch events (default 100000)");
   sub.add_option("--decoder", opts->decoder,
                  "watch: fast (serve's path) | dom (the DOM decoder only, the baseline)");
+  auto bind_flow = std::make_shared<BindFlowFlags>();
+  AddBindFlowFlags(sub, bind_flow.get());
   auto json_flag = std::make_shared<bool>(true);
   sub.add_flag("--json", *json_flag, "JSON lines output (the only format)");
-  return [opts, json_flag] { return bench::RunBench(*opts, std::cout, std::cerr); };
+  return [opts, bind_flow, json_flag] {
+    if (Status s = ApplyBindFlowFlags(*bind_flow, &opts->bind_flow); !s.ok()) {
+      std::cerr << "volcache bench: " << s.message() << "\n";
+      return 2;
+    }
+    return bench::RunBench(*opts, std::cout, std::cerr);
+  };
 }
 
 VOLCACHE_COMMAND("bench", "measure snapshot, ingest, bind and memory on the standard shapes", AddBench);

@@ -1,8 +1,34 @@
 #include "cmd/bind_flow_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <system_error>
 
 namespace volcache::cmd {
+
+BindFlowOptions BindFlowOptionsFromEnv(BindFlowOptions base, Status* error) {
+  if (error != nullptr) *error = Status::Ok();
+  const char* raw = std::getenv(kBatchBindNumEnv);
+  if (raw == nullptr || *raw == '\0') return base;
+  std::string_view digits(raw);
+  if (digits.front() == '+') digits.remove_prefix(1);
+  size_t n = 0;
+  const char* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, n);
+  if (digits.empty() || ec != std::errc() || ptr != end || n == 0) {
+    if (error != nullptr) {
+      *error = Status::InvalidArgument(std::string(kBatchBindNumEnv) + "=\"" + raw +
+                                       "\": want a positive integer; keeping batch size " +
+                                       std::to_string(base.batch_size));
+    }
+    return base;
+  }
+  base.batch_size = n;
+  return base;
+}
 
 void AddBindFlowFlags(CLI::App& sub, BindFlowFlags* f, bool with_channel_capacity) {
   sub.add_option("--batch-bind-num", f->batch_bind_num,

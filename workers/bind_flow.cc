@@ -1,14 +1,10 @@
 #include "workers/bind_flow.h"
 
 #include <algorithm>
-#include <charconv>
 #include <condition_variable>
-#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <string>
-#include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -24,27 +20,6 @@ Status ValidateBindFlowOptions(const BindFlowOptions& options) {
     return Status::InvalidArgument("bind-flow max_concurrent_binds must be >= 1");
   }
   return Status::Ok();
-}
-
-BindFlowOptions BindFlowOptionsFromEnv(BindFlowOptions base, Status* error) {
-  if (error != nullptr) *error = Status::Ok();
-  const char* raw = std::getenv(kBatchBindNumEnv);
-  if (raw == nullptr || *raw == '\0') return base;
-  std::string_view digits(raw);
-  if (digits.front() == '+') digits.remove_prefix(1);
-  size_t n = 0;
-  const char* end = digits.data() + digits.size();
-  auto [ptr, ec] = std::from_chars(digits.data(), end, n);
-  if (digits.empty() || ec != std::errc() || ptr != end || n == 0) {
-    if (error != nullptr) {
-      *error = Status::InvalidArgument(std::string(kBatchBindNumEnv) + "=\"" + raw +
-                                       "\": want a positive integer; keeping batch size " +
-                                       std::to_string(base.batch_size));
-    }
-    return base;
-  }
-  base.batch_size = n;
-  return base;
 }
 
 namespace {

@@ -59,17 +59,8 @@ struct BindFlowOptions {
   size_t max_concurrent_binds = 256;              // contexts in flight, >= 1
 };
 
-inline constexpr char kBatchBindNumEnv[] = "BATCH_BIND_NUM";
-
 // InvalidArgument naming the offending field when an option is out of range.
 Status ValidateBindFlowOptions(const BindFlowOptions& options);
-
-// `base` with batch_size taken from the BATCH_BIND_NUM environment variable when it is set
-// to a positive decimal integer (an optional leading '+', as Go's strconv.Atoi). Unset or
-// empty: `base` unchanged. Anything else (garbage, zero, negative, out of range): `base`
-// unchanged and, when `error` is non-null, *error = InvalidArgument naming the variable and
-// its value (OK otherwise).
-BindFlowOptions BindFlowOptionsFromEnv(BindFlowOptions base, Status* error = nullptr);
 
 class BindFlow {
  public:

@@ -692,45 +692,6 @@ TEST_F(BindFlowTest, OptionsAreValidated) {
   EXPECT_EQ(defaults.max_concurrent_binds, 256u);
 }
 
-TEST(BindFlowOptionsFromEnvTest, ParsesBatchBindNum) {
-  struct Case {
-    std::optional<std::string> value;  // nullopt: unset
-    size_t want;
-    bool error;
-  };
-  const Case cases[] = {
-      {std::nullopt, 4, false}, {"", 4, false},
-      {"8", 8, false},          {"+16", 16, false},
-      {"1", 1, false},          {"0", 4, true},
-      {"-3", 4, true},          {"abc", 4, true},
-      {"5x", 4, true},          {" 5", 4, true},
-      {"+", 4, true},           {"+-5", 4, true},
-      {"2.5", 4, true},         {"99999999999999999999999", 4, true},
-  };
-  BindFlowOptions base;
-  base.batch_size = 4;
-  base.channel_capacity = 77;
-  for (const Case& c : cases) {
-    if (c.value) {
-      ASSERT_EQ(setenv(kBatchBindNumEnv, c.value->c_str(), 1), 0);
-    } else {
-      ASSERT_EQ(unsetenv(kBatchBindNumEnv), 0);
-    }
-    Status error = Status::Internal("not written");
-    BindFlowOptions got = BindFlowOptionsFromEnv(base, &error);
-    const std::string label = c.value ? "\"" + *c.value + "\"" : "unset";
-    EXPECT_EQ(got.batch_size, c.want) << label;
-    EXPECT_EQ(got.channel_capacity, 77u) << label;  // other fields untouched
-    EXPECT_EQ(!error.ok(), c.error) << label << ": " << error.ToString();
-    if (c.error) {
-      EXPECT_EQ(error.code(), StatusCode::kInvalidArgument);
-      EXPECT_NE(error.message().find("BATCH_BIND_NUM"), std::string::npos) << error.ToString();
-    }
-    EXPECT_EQ(BindFlowOptionsFromEnv(base).batch_size, c.want) << label;  // error is optional
-  }
-  unsetenv(kBatchBindNumEnv);
-}
-
 TEST_F(BindFlowTest, DeathOnStopFromTheHandler) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
