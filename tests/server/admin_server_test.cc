@@ -1,6 +1,7 @@
 // AdminServer over loopback: every endpoint's status codes and bodies, auth, bad requests,
 // the body size limit, readiness flipping after the cache synced, lifecycle (ephemeral
-// port, busy port, Stop), the SIGUSR2 dump and the CLI flags.
+// port, busy port, Stop), the SIGUSR2 dump and the CLI flags; the served /metrics parsed by
+// python3-prometheus-client (tests/server/parse_metrics.py).
 #include "server/admin_server.h"
 
 #include <arpa/inet.h>
@@ -9,10 +10,12 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -208,6 +211,156 @@ TEST(AdminServerTest, MetricsEndpoint) {
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
   EXPECT_TRUE(head->body.empty());
+}
+
+// What tests/server/parse_metrics.py (python3-prometheus-client's exposition parser) says
+// about `body`: its exit status (0: valid, every `expect` FAMILY:TYPE present) and stdout
+// (JSON: family -> type, help, samples).
+struct ParsedMetrics {
+  int status = -1;
+  nlohmann::json families;
+};
+
+ParsedMetrics ParseWithPrometheusClient(const std::string& body,
+                                        const std::vector<std::string>& expect = {}) {
+  static int n = 0;
+  const std::string path =
+      ::testing::TempDir() + "/metrics_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".txt";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << body;
+  }
+  std::string cmd =
+      std::string(VOLCACHE_PYTHON3) + " " + VOLCACHE_SOURCE_DIR "/tests/server/parse_metrics.py " + path;
+  for (const auto& e : expect) cmd += " " + e;
+  ParsedMetrics out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  std::string text;
+  char buf[4096];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, got);
+  const int rc = ::pclose(p);
+  std::remove(path.c_str());
+  out.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  if (out.status == 0) out.families = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return out;
+}
+
+// The value of one sample in ParseWithPrometheusClient's JSON; NaN when absent.
+double ParsedValue(const nlohmann::json& families, const std::string& family, const std::string& sample,
+                   const nlohmann::json& labels = nlohmann::json::object()) {
+  if (!families.contains(family)) return std::nan("");
+  for (const auto& s : families[family]["samples"]) {
+    if (s[0] == sample && s[1] == labels && s[2].is_number()) return s[2].get<double>();
+  }
+  return std::nan("");
+}
+
+TEST(AdminServerTest, ServedMetricsParseWithPrometheusClient) {
+  Rig r;
+  r.rt->cache().EnsureDefaultQueues();
+  r.rt->Run();
+  r.AddNode("n1");
+  r.Sync();
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "job").MinMember(3).Ptr()).ok());
+  for (int i = 0; i < 3; ++i) {
+    auto p = PodBuilder("ns", "job-" + std::to_string(i)).Group("job").Request("1", "1Gi").Ptr();
+    r.source.PutPod(p);
+    ASSERT_TRUE(r.rt->cache().AddPod(p).ok());
+  }
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  ASSERT_TRUE(r.rt->Bind("ns/job-1", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  r.cache_metrics->ObserveSession(SessionSample{0.25, 0.004, 2, 2, 0});
+  // Escaping end to end: a label value and a HELP text with a quote, backslashes, newlines.
+  r.registry.AddCounter("volcache_test_escaping_total", "Help with \\ and\na newline.")
+      .Add({{"value", "a\"b\\c\nd"}})
+      .Increment(2);
+  r.Start();
+  auto res = r.Client().Get("/metrics");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  // Every family `volcache run` exports, with its type.
+  const std::vector<std::string> expect = {"volcache_bind_batch_size:histogram",
+                                           "volcache_bind_batches_total:counter",
+                                           "volcache_bind_flow_in_flight:gauge",
+                                           "volcache_bind_flow_queued:gauge",
+                                           "volcache_bind_latency_seconds:histogram",
+                                           "volcache_binds_failed_total:counter",
+                                           "volcache_cache_events_total:counter",
+                                           "volcache_cache_objects:gauge",
+                                           "volcache_evictions_total:counter",
+                                           "volcache_job_allocated_tasks:gauge",
+                                           "volcache_job_pending_tasks:gauge",
+                                           "volcache_job_share:gauge",
+                                           "volcache_jobs:gauge",
+                                           "volcache_node_negative_idle_total:counter",
+                                           "volcache_node_sync_duration_seconds:histogram",
+                                           "volcache_nodes:gauge",
+                                           "volcache_pods_bound_total:counter",
+                                           "volcache_queue_allocated:gauge",
+                                           "volcache_queue_jobs:gauge",
+                                           "volcache_queue_pending_tasks:gauge",
+                                           "volcache_queue_share:gauge",
+                                           "volcache_queue_weight:gauge",
+                                           "volcache_session_binds_requested:histogram",
+                                           "volcache_session_duration_seconds:histogram",
+                                           "volcache_session_jobs_unschedulable:gauge",
+                                           "volcache_session_tasks_placed:histogram",
+                                           "volcache_sessions_total:counter",
+                                           "volcache_snapshot_duration_seconds:histogram",
+                                           "volcache_status_writes_total:counter",
+                                           "volcache_tasks:gauge",
+                                           "volcache_workqueue_adds_total:counter",
+                                           "volcache_workqueue_delayed:gauge",
+                                           "volcache_workqueue_depth:gauge",
+                                           "volcache_workqueue_processing:gauge",
+                                           "volcache_workqueue_retries_total:counter",
+                                           "volcache_workqueue_wait_seconds:histogram",
+                                           "volcache_test_escaping_total:counter"};
+  const ParsedMetrics parsed = ParseWithPrometheusClient(res->body, expect);
+  ASSERT_EQ(parsed.status, 0) << res->body;
+  const nlohmann::json& f = parsed.families;
+  ASSERT_TRUE(f.is_object());
+  EXPECT_EQ(f.size(), expect.size());  // nothing else
+  EXPECT_EQ(ParsedValue(f, "volcache_pods_bound_total", "volcache_pods_bound_total"), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_bind_latency_seconds", "volcache_bind_latency_seconds_count"), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_bind_batch_size", "volcache_bind_batch_size_bucket", {{"le", "1"}}), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_session_duration_seconds", "volcache_session_duration_seconds_sum"),
+            0.25);
+  EXPECT_EQ(
+      ParsedValue(f, "volcache_workqueue_adds_total", "volcache_workqueue_adds_total", {{"queue", "node"}}),
+      1);
+  EXPECT_EQ(ParsedValue(f, "volcache_job_pending_tasks", "volcache_job_pending_tasks",
+                        {{"namespace", "ns"}, {"job", "job"}, {"queue", "default"}}),
+            1);
+  EXPECT_EQ(ParsedValue(f, "volcache_queue_allocated", "volcache_queue_allocated",
+                        {{"queue", "default"}, {"resource", "cpu"}}),
+            2);
+  EXPECT_EQ(ParsedValue(f, "volcache_test_escaping_total", "volcache_test_escaping_total",
+                        {{"value", "a\"b\\c\nd"}}),
+            2);
+  EXPECT_EQ(f["volcache_test_escaping_total"]["help"], "Help with \\ and\na newline.");
+}
+
+TEST(AdminServerTest, PrometheusClientCheckRefusesMalformedText) {
+  const std::string ok = "# HELP a x\n# TYPE a gauge\na{b=\"c\"} 1\n";
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"a:gauge"}).status, 0);
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"a:counter"}).status, 1);  // wrong type
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"b:gauge"}).status, 1);    // missing
+  for (const char* bad : {
+           "# HELP a x\n# TYPE a gauge\na{b=\"\"\"} 1\n",  // stray quote
+           "# HELP a two\nlines\n# TYPE a gauge\na 1\n",   // unescaped HELP newline
+           "# HELP a x\n# TYPE a gauge\na one\n",          // not a number
+           "# HELP a x\n# TYPE a gauge\na 1\nb 2\n",       // sample outside a family
+           "# HELP a x\n# TYPE a gauge\na 1\na 2\n",       // duplicate series
+           "# HELP h x\n# TYPE h histogram\nh_count 3\nh_sum 1\nh_bucket{le=\"+Inf\"} 2\n",  // count != +Inf
+           "# HELP h x\n# TYPE h histogram\nh_count 1\nh_sum 1\nh_bucket{le=\"1\"} 1\n",     // no +Inf
+       }) {
+    EXPECT_EQ(ParseWithPrometheusClient(bad).status, 1) << bad;
+  }
 }
 
 TEST(AdminServerTest, DebugEndpoints) {
