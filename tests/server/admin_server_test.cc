@@ -31,12 +31,15 @@
 #include "server/signal_dump.h"
 #include "tests/fakes/cluster_builders.h"
 #include "tests/fakes/fake_pipelines.h"
+#include "tests/server/prometheus_client.h"
 
 namespace volcache {
 namespace {
 
 using ::testing::HasSubstr;
 using testing::NodeBuilder;
+using testing::ParsedValue;
+using testing::ParseWithPrometheusClient;
 using testing::PodBuilder;
 using testing::PodGroupBuilder;
 using ::testing::StartsWith;
@@ -213,50 +216,6 @@ TEST(AdminServerTest, MetricsEndpoint) {
   EXPECT_TRUE(head->body.empty());
 }
 
-// What tests/server/parse_metrics.py (python3-prometheus-client's exposition parser) says
-// about `body`: its exit status (0: valid, every `expect` FAMILY:TYPE present) and stdout
-// (JSON: family -> type, help, samples).
-struct ParsedMetrics {
-  int status = -1;
-  nlohmann::json families;
-};
-
-ParsedMetrics ParseWithPrometheusClient(const std::string& body,
-                                        const std::vector<std::string>& expect = {}) {
-  static int n = 0;
-  const std::string path =
-      ::testing::TempDir() + "/metrics_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".txt";
-  {
-    std::ofstream f(path, std::ios::binary);
-    f << body;
-  }
-  std::string cmd =
-      std::string(VOLCACHE_PYTHON3) + " " + VOLCACHE_SOURCE_DIR "/tests/server/parse_metrics.py " + path;
-  for (const auto& e : expect) cmd += " " + e;
-  ParsedMetrics out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  std::string text;
-  char buf[4096];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, got);
-  const int rc = ::pclose(p);
-  std::remove(path.c_str());
-  out.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  if (out.status == 0) out.families = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return out;
-}
-
-// The value of one sample in ParseWithPrometheusClient's JSON; NaN when absent.
-double ParsedValue(const nlohmann::json& families, const std::string& family, const std::string& sample,
-                   const nlohmann::json& labels = nlohmann::json::object()) {
-  if (!families.contains(family)) return std::nan("");
-  for (const auto& s : families[family]["samples"]) {
-    if (s[0] == sample && s[1] == labels && s[2].is_number()) return s[2].get<double>();
-  }
-  return std::nan("");
-}
-
 TEST(AdminServerTest, ServedMetricsParseWithPrometheusClient) {
   Rig r;
   r.rt->cache().EnsureDefaultQueues();
@@ -320,7 +279,7 @@ TEST(AdminServerTest, ServedMetricsParseWithPrometheusClient) {
                                            "volcache_workqueue_retries_total:counter",
                                            "volcache_workqueue_wait_seconds:histogram",
                                            "volcache_test_escaping_total:counter"};
-  const ParsedMetrics parsed = ParseWithPrometheusClient(res->body, expect);
+  const testing::ParsedMetrics parsed = ParseWithPrometheusClient(res->body, expect);
   ASSERT_EQ(parsed.status, 0) << res->body;
   const nlohmann::json& f = parsed.families;
   ASSERT_TRUE(f.is_object());
