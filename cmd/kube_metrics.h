@@ -2,9 +2,12 @@
 // `volcache serve`'s Kubernetes-side metrics (issue 11 #8): the REST client (requests by verb
 // and code, latency per verb, time waiting on the client-side rate limiter, stale keep-alive
 // connections), the reflectors (LISTs, watches, relists, events by type, decode errors, the
-// age of the last event per resource) and the event recorder. Mirrored from each component's
-// own counters at scrape time (a collector), so the hot paths pay nothing for them.
+// age of the last event per resource) and the event recorder. Built from each component's own
+// counters at scrape time (a registry collector producing prometheus::MetricFamily values:
+// exact copies of the components' totals and bucket counts), so the hot paths pay nothing.
 // Thread-safety: the collector runs on the scraping thread; the connector must outlive this.
+
+#include <vector>
 
 #include "kube/connector.h"
 #include "server/metrics.h"
@@ -19,27 +22,11 @@ class KubeMetrics {
   KubeMetrics& operator=(const KubeMetrics&) = delete;
 
  private:
-  void Collect();
+  std::vector<prometheus::MetricFamily> Collect() const;
 
   metrics::Registry* registry_;
   kube::Connector* connector_;
   int collector_ = 0;
-  metrics::Family<metrics::Counter>& requests_;
-  metrics::Family<metrics::Histogram>& latency_;
-  metrics::Family<metrics::Counter>& limiter_wait_;
-  metrics::Family<metrics::Counter>& limited_;
-  metrics::Family<metrics::Counter>& stale_retries_;
-  metrics::Family<metrics::Counter>& stale_connections_;
-  metrics::Family<metrics::Counter>& lists_;
-  metrics::Family<metrics::Counter>& list_failures_;
-  metrics::Family<metrics::Counter>& relists_;
-  metrics::Family<metrics::Counter>& watches_;
-  metrics::Family<metrics::Counter>& watch_errors_;
-  metrics::Family<metrics::Counter>& events_;
-  metrics::Family<metrics::Counter>& decode_errors_;
-  metrics::Family<metrics::Gauge>& last_event_age_;
-  metrics::Family<metrics::Gauge>& backing_off_;
-  metrics::Family<metrics::Counter>& k8s_events_;
 };
 
 }  // namespace volcache::cmd

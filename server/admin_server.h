@@ -4,7 +4,7 @@
 //
 //   GET /healthz          200 "ok" while the process serves HTTP
 //   GET /readyz           200 "ok" once `ready()` is true (the cache synced), else 503
-//   GET /metrics          the registry in the Prometheus text format 0.0.4
+//   GET /metrics          the registry in the Prometheus text format 0.0.4 (prometheus-cpp)
 //   GET /debug/cache      SchedulerCache::Dump() (SPEC §8 JSON)
 //   GET /debug/snapshot   a fresh snapshot: counts and how long it took, plus the snapshot
 //                         itself (DumpClusterInfo) unless ?summary=1

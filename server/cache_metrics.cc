@@ -4,7 +4,6 @@
 #include <array>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,31 +19,10 @@ namespace volcache {
 
 namespace {
 
-using metrics::Counter;
-using metrics::Family;
-using metrics::Gauge;
-using metrics::Histogram;
-using LabelValues = std::vector<std::string>;
+using metrics::ScrapeFamily;
+using prometheus::MetricType;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
-
-// Sets the series written during one scrape and removes every other series of the family:
-// objects that left the cache take their series with them.
-class ScrapeSet {
- public:
-  explicit ScrapeSet(Family<Gauge>* family) : family_(family) {}
-  void Set(const LabelValues& values, double v) {
-    family_->WithLabels(values)->Set(v);
-    seen_.insert(values);
-  }
-  void Finish() {
-    family_->RemoveIf([this](const LabelValues& v) { return seen_.count(v) == 0; });
-  }
-
- private:
-  Family<Gauge>* family_;
-  std::set<LabelValues> seen_;
-};
 
 // Resources in the units users read: cpu in cores, memory in bytes, pods as a count, other
 // scalars (milli-units inside) in units. Zero dimensions other than cpu and memory omitted.
@@ -91,182 +69,135 @@ struct CacheMetrics::Impl {
   const CacheMetricsOptions options;
   int collector_id = 0;
 
-  // Event-driven.
-  std::shared_ptr<Histogram> snapshot_duration, bind_latency, bind_batch_size;
-  std::shared_ptr<Histogram> session_duration, session_placed, session_binds;
-  std::shared_ptr<Counter> sessions;
-  std::shared_ptr<Gauge> session_unschedulable;
-  Family<Histogram>* queue_wait = nullptr;
-  Family<Histogram>* node_sync = nullptr;
+  // Event-driven series (the registry's families; they live as long as the registry).
+  prometheus::Histogram* snapshot_duration = nullptr;
+  prometheus::Histogram* session_duration = nullptr;
+  prometheus::Histogram* session_placed = nullptr;
+  prometheus::Histogram* session_binds = nullptr;
+  prometheus::Histogram* bind_latency = nullptr;
+  prometheus::Histogram* bind_batch_size = nullptr;
+  prometheus::Histogram* node_sync_ok = nullptr;
+  prometheus::Histogram* node_sync_failed = nullptr;
+  prometheus::Family<prometheus::Histogram>* queue_wait = nullptr;
+  prometheus::Counter* sessions = nullptr;
+  prometheus::Gauge* session_unschedulable = nullptr;
 
-  // Mirrored totals.
-  std::shared_ptr<Counter> pods_bound, binds_failed, bind_batches, negative_idle;
-  Family<Counter>* evictions = nullptr;
-  Family<Counter>* status_writes = nullptr;
-  Family<Counter>* cache_events = nullptr;
-  Family<Counter>* queue_adds = nullptr;
-  Family<Counter>* queue_retries = nullptr;
-
-  // Gauges computed at scrape time.
-  Family<Gauge>* queue_depth = nullptr;
-  Family<Gauge>* queue_delayed = nullptr;
-  Family<Gauge>* queue_processing = nullptr;
-  std::shared_ptr<Gauge> bind_queued, bind_in_flight;
-  Family<Gauge>* cache_objects = nullptr;
-  Family<Gauge>* nodes = nullptr;
-  Family<Gauge>* jobs = nullptr;
-  Family<Gauge>* tasks = nullptr;
-  Family<Gauge>* queue_weight = nullptr;
-  Family<Gauge>* queue_allocated = nullptr;
-  Family<Gauge>* queue_share = nullptr;
-  Family<Gauge>* queue_jobs = nullptr;
-  Family<Gauge>* queue_pending_tasks = nullptr;
-  Family<Gauge>* job_share = nullptr;
-  Family<Gauge>* job_pending_tasks = nullptr;
-  Family<Gauge>* job_allocated_tasks = nullptr;
-
-  std::mutex collect_mu;                  // Collect may also be called directly
+  std::mutex collect_mu;                  // guards the snapshot (one scrape at a time anyway)
   std::unique_ptr<ClusterInfo> snapshot;  // guarded by collect_mu; refreshed incrementally
 
   void Register();
-  void CollectLocked();
+  // Every scrape-time family: totals mirrored from the runtime's and the cache's counters,
+  // queue depths, the bind flow, objects by state, per-queue and per-job series.
+  std::vector<prometheus::MetricFamily> Collect();
 };
 
 void CacheMetrics::Impl::Register() {
   auto& r = *registry;
-  snapshot_duration = r.AddHistogram("volcache_snapshot_duration_seconds",
-                                     "Time the session took to take or refresh its cluster snapshot.", {},
-                                     metrics::ExponentialBuckets(0.0001, 2, 18))
-                          .WithLabels({});
-  session_duration = r.AddHistogram("volcache_session_duration_seconds",
-                                    "Time one scheduling session took (snapshot, allocate, commit, close).",
-                                    {}, metrics::ExponentialBuckets(0.0001, 2, 18))
-                         .WithLabels({});
-  session_placed = r.AddHistogram("volcache_session_tasks_placed", "Tasks placed by one scheduling session.",
-                                  {}, metrics::ExponentialBuckets(1, 4, 10))
-                       .WithLabels({});
-  session_binds = r.AddHistogram("volcache_session_binds_requested",
-                                 "Binds one scheduling session handed to the bind flow.", {},
-                                 metrics::ExponentialBuckets(1, 4, 10))
-                      .WithLabels({});
-  sessions = r.AddCounter("volcache_sessions_total", "Scheduling sessions run.").WithLabels({});
+  snapshot_duration = &r.AddHistogram("volcache_snapshot_duration_seconds",
+                                      "Time the session took to take or refresh its cluster snapshot.")
+                           .Add({}, metrics::ExponentialBuckets(0.0001, 2, 18));
+  session_duration = &r.AddHistogram("volcache_session_duration_seconds",
+                                     "Time one scheduling session took (snapshot, allocate, commit, close).")
+                          .Add({}, metrics::ExponentialBuckets(0.0001, 2, 18));
+  session_placed = &r.AddHistogram("volcache_session_tasks_placed", "Tasks placed by one scheduling session.")
+                        .Add({}, metrics::ExponentialBuckets(1, 4, 10));
+  session_binds = &r.AddHistogram("volcache_session_binds_requested",
+                                  "Binds one scheduling session handed to the bind flow.")
+                       .Add({}, metrics::ExponentialBuckets(1, 4, 10));
+  sessions = &r.AddCounter("volcache_sessions_total", "Scheduling sessions run.").Add({});
   session_unschedulable =
-      r.AddGauge("volcache_session_jobs_unschedulable", "Jobs the last session tried and left not ready.")
-          .WithLabels({});
-  bind_latency = r.AddHistogram("volcache_bind_latency_seconds",
-                                "Latency of one bind batch, from pre-bind start to its outcomes handled.", {},
-                                metrics::ExponentialBuckets(0.001, 2, 15))
-                     .WithLabels({});
-  bind_batch_size = r.AddHistogram("volcache_bind_batch_size", "Tasks per bind batch handed to the binder.",
-                                   {}, metrics::ExponentialBuckets(1, 2, 11))
-                        .WithLabels({});
-  queue_wait = &r.AddHistogram("volcache_workqueue_wait_seconds",
-                               "Time an item waited in a work queue between ready and picked up by a worker.",
-                               {"queue"}, metrics::ExponentialBuckets(0.0001, 4, 12));
-  node_sync = &r.AddHistogram("volcache_node_sync_duration_seconds",
-                              "Time one node sync (SyncNode by a node-sync worker) took, by result.",
-                              {"result"}, metrics::ExponentialBuckets(0.00001, 4, 10));
-
-  pods_bound =
-      r.AddCounter("volcache_pods_bound_total", "Binds that succeeded (rate() gives pods bound per second).")
-          .WithLabels({});
-  binds_failed =
-      r.AddCounter("volcache_binds_failed_total", "Binds that failed (the task was forgotten and resynced).")
-          .WithLabels({});
-  bind_batches = r.AddCounter("volcache_bind_batches_total", "Bind batches dispatched.").WithLabels({});
-  evictions = &r.AddCounter("volcache_evictions_total", "Evictions executed, by result.", {"result"});
-  status_writes = &r.AddCounter("volcache_status_writes_total",
-                                "PodGroup, Queue and pod status writes, by result.", {"result"});
-  cache_events = &r.AddCounter("volcache_cache_events_total", "Cluster events the cache applied or refused.",
-                               {"result"});
-  negative_idle = r.AddCounter("volcache_node_negative_idle_total",
-                               "Times a node's idle resources went negative (accounting out of step with the "
-                               "cluster).")
-                      .WithLabels({});
-  queue_adds = &r.AddCounter("volcache_workqueue_adds_total", "Adds that made an item dirty, per work queue.",
-                             {"queue"});
-  queue_retries = &r.AddCounter("volcache_workqueue_retries_total",
-                                "Rate-limited re-adds (retries), per work queue.", {"queue"});
-
-  queue_depth = &r.AddGauge("volcache_workqueue_depth", "Items ready in a work queue.", {"queue"});
-  queue_delayed = &r.AddGauge("volcache_workqueue_delayed",
-                              "Items waiting in a work queue for their retry time.", {"queue"});
-  queue_processing = &r.AddGauge("volcache_workqueue_processing",
-                                 "Items being processed by a work queue's workers.", {"queue"});
-  bind_queued = r.AddGauge("volcache_bind_flow_queued", "Bind contexts waiting in the BindFlow channel.")
-                    .WithLabels({});
-  bind_in_flight =
-      r.AddGauge("volcache_bind_flow_in_flight", "Binds dispatched whose outcome is not yet handled.")
-          .WithLabels({});
-  cache_objects = &r.AddGauge("volcache_cache_objects",
-                              "Objects held by the cache, including those a snapshot leaves out.", {"kind"});
-  nodes = &r.AddGauge("volcache_nodes", "Nodes by state (ready, not_ready).", {"state"});
-  jobs = &r.AddGauge("volcache_jobs",
-                     "Schedulable jobs (with a PodGroup and a known queue) by PodGroup phase.", {"phase"});
-  tasks = &r.AddGauge("volcache_tasks", "Tasks of schedulable jobs by status.", {"status"});
-  queue_weight = &r.AddGauge("volcache_queue_weight", "Queue weight.", {"queue"});
-  queue_allocated =
-      &r.AddGauge("volcache_queue_allocated",
-                  "Resources allocated to a queue's jobs (cpu in cores, memory in bytes, others in "
-                  "units).",
-                  {"queue", "resource"});
-  queue_share = &r.AddGauge(
-      "volcache_queue_share",
-      "Dominant resource share of a queue's allocation against the cluster's allocatable.", {"queue"});
-  queue_jobs = &r.AddGauge("volcache_queue_jobs", "Schedulable jobs in a queue.", {"queue"});
-  queue_pending_tasks =
-      &r.AddGauge("volcache_queue_pending_tasks", "Pending tasks of a queue's jobs.", {"queue"});
-  if (options.per_job_series) {
-    job_share =
-        &r.AddGauge("volcache_job_share",
-                    "Dominant resource share of a job's allocation against the cluster's allocatable.",
-                    {"namespace", "job", "queue"});
-    job_pending_tasks =
-        &r.AddGauge("volcache_job_pending_tasks", "A job's pending tasks.", {"namespace", "job", "queue"});
-    job_allocated_tasks =
-        &r.AddGauge("volcache_job_allocated_tasks", "A job's tasks in Allocated, Binding, Bound or Running.",
-                    {"namespace", "job", "queue"});
-  }
+      &r.AddGauge("volcache_session_jobs_unschedulable", "Jobs the last session tried and left not ready.")
+           .Add({});
+  bind_latency = &r.AddHistogram("volcache_bind_latency_seconds",
+                                 "Latency of one bind batch, from pre-bind start to its outcomes handled.")
+                      .Add({}, metrics::ExponentialBuckets(0.001, 2, 15));
+  bind_batch_size = &r.AddHistogram("volcache_bind_batch_size", "Tasks per bind batch handed to the binder.")
+                         .Add({}, metrics::ExponentialBuckets(1, 2, 11));
+  queue_wait =
+      &r.AddHistogram("volcache_workqueue_wait_seconds",
+                      "Time an item waited in a work queue between ready and picked up by a worker.");
+  auto& node_sync = r.AddHistogram("volcache_node_sync_duration_seconds",
+                                   "Time one node sync (SyncNode by a node-sync worker) took, by result.");
+  node_sync_ok = &node_sync.Add({{"result", "ok"}}, metrics::ExponentialBuckets(0.00001, 4, 10));
+  node_sync_failed = &node_sync.Add({{"result", "failed"}}, metrics::ExponentialBuckets(0.00001, 4, 10));
 }
 
-void CacheMetrics::Impl::CollectLocked() {
+std::vector<prometheus::MetricFamily> CacheMetrics::Impl::Collect() {
   SchedulerCache& cache = runtime->cache();
+  std::vector<prometheus::MetricFamily> out;
+  auto counter = [&out](const char* name, const char* help, double v) {
+    ScrapeFamily(name, help, MetricType::Counter).Add({}, v).AppendTo(&out);
+  };
+  auto gauge = [&out](const char* name, const char* help, double v) {
+    ScrapeFamily(name, help, MetricType::Gauge).Add({}, v).AppendTo(&out);
+  };
 
   const RuntimeCounters rc = runtime->counters();
-  pods_bound->Set(static_cast<double>(rc.binds_succeeded));
-  binds_failed->Set(static_cast<double>(rc.binds_failed));
-  evictions->WithLabels({"ok"})->Set(static_cast<double>(rc.evictions_ok));
-  evictions->WithLabels({"failed"})->Set(static_cast<double>(rc.evictions_failed));
-  status_writes->WithLabels({"ok"})->Set(static_cast<double>(rc.status_writes));
-  status_writes->WithLabels({"failed"})->Set(static_cast<double>(rc.status_write_failures));
   const CacheCounters cc = cache.counters();
-  cache_events->WithLabels({"applied"})->Set(static_cast<double>(cc.events_applied));
-  cache_events->WithLabels({"refused"})->Set(static_cast<double>(cc.events_refused));
-  negative_idle->Set(static_cast<double>(cc.negative_idle));
-
   const BindFlow::Stats bf = runtime->bind_flow_stats();
-  bind_batches->Set(static_cast<double>(bf.batches));
-  bind_queued->Set(static_cast<double>(bf.queued));
-  bind_in_flight->Set(static_cast<double>(bf.in_flight));
+  counter("volcache_pods_bound_total", "Binds that succeeded (rate() gives pods bound per second).",
+          static_cast<double>(rc.binds_succeeded));
+  counter("volcache_binds_failed_total", "Binds that failed (the task was forgotten and resynced).",
+          static_cast<double>(rc.binds_failed));
+  counter("volcache_bind_batches_total", "Bind batches dispatched.", static_cast<double>(bf.batches));
+  ScrapeFamily("volcache_evictions_total", "Evictions executed, by result.", MetricType::Counter, {"result"})
+      .Add({"ok"}, static_cast<double>(rc.evictions_ok))
+      .Add({"failed"}, static_cast<double>(rc.evictions_failed))
+      .AppendTo(&out);
+  ScrapeFamily("volcache_status_writes_total", "PodGroup, Queue and pod status writes, by result.",
+               MetricType::Counter, {"result"})
+      .Add({"ok"}, static_cast<double>(rc.status_writes))
+      .Add({"failed"}, static_cast<double>(rc.status_write_failures))
+      .AppendTo(&out);
+  ScrapeFamily("volcache_cache_events_total", "Cluster events the cache applied or refused.",
+               MetricType::Counter, {"result"})
+      .Add({"applied"}, static_cast<double>(cc.events_applied))
+      .Add({"refused"}, static_cast<double>(cc.events_refused))
+      .AppendTo(&out);
+  counter("volcache_node_negative_idle_total",
+          "Times a node's idle resources went negative (accounting out of step with the cluster).",
+          static_cast<double>(cc.negative_idle));
 
-  auto queue = [this](const std::string& name, const WorkQueueStats& s) {
-    queue_depth->WithLabels({name})->Set(static_cast<double>(s.depth));
-    queue_delayed->WithLabels({name})->Set(static_cast<double>(s.delayed));
-    queue_processing->WithLabels({name})->Set(static_cast<double>(s.processing));
-    queue_adds->WithLabels({name})->Set(static_cast<double>(s.adds));
-    queue_retries->WithLabels({name})->Set(static_cast<double>(s.retries));
+  ScrapeFamily adds("volcache_workqueue_adds_total", "Adds that made an item dirty, per work queue.",
+                    MetricType::Counter, {"queue"});
+  ScrapeFamily retries("volcache_workqueue_retries_total", "Rate-limited re-adds (retries), per work queue.",
+                       MetricType::Counter, {"queue"});
+  ScrapeFamily depth("volcache_workqueue_depth", "Items ready in a work queue.", MetricType::Gauge,
+                     {"queue"});
+  ScrapeFamily delayed("volcache_workqueue_delayed", "Items waiting in a work queue for their retry time.",
+                       MetricType::Gauge, {"queue"});
+  ScrapeFamily processing("volcache_workqueue_processing", "Items being processed by a work queue's workers.",
+                          MetricType::Gauge, {"queue"});
+  auto queue = [&](const std::string& name, const WorkQueueStats& s) {
+    depth.Add({name}, static_cast<double>(s.depth));
+    delayed.Add({name}, static_cast<double>(s.delayed));
+    processing.Add({name}, static_cast<double>(s.processing));
+    adds.Add({name}, static_cast<double>(s.adds));
+    retries.Add({name}, static_cast<double>(s.retries));
   };
   queue(cache.node_queue().name(), cache.node_queue().Stats());
   queue(cache.err_tasks().name(), cache.err_tasks().Stats());
   queue(cache.deleted_jobs().name(), cache.deleted_jobs().Stats());
   queue("status", runtime->status_queue_stats());
+  adds.AppendTo(&out);
+  retries.AppendTo(&out);
+  depth.AppendTo(&out);
+  delayed.AppendTo(&out);
+  processing.AppendTo(&out);
+  gauge("volcache_bind_flow_queued", "Bind contexts waiting in the BindFlow channel.",
+        static_cast<double>(bf.queued));
+  gauge("volcache_bind_flow_in_flight", "Binds dispatched whose outcome is not yet handled.",
+        static_cast<double>(bf.in_flight));
 
   // Counts from the cache first, then the snapshot: a node or job added in between shows in
   // the snapshot only, so not_ready is clamped at zero.
   const size_t all_nodes = cache.num_nodes();
-  cache_objects->WithLabels({"nodes"})->Set(static_cast<double>(all_nodes));
-  cache_objects->WithLabels({"jobs"})->Set(static_cast<double>(cache.num_jobs()));
-  cache_objects->WithLabels({"tasks"})->Set(static_cast<double>(cache.num_tasks()));
+  ScrapeFamily("volcache_cache_objects", "Objects held by the cache, including those a snapshot leaves out.",
+               MetricType::Gauge, {"kind"})
+      .Add({"nodes"}, static_cast<double>(all_nodes))
+      .Add({"jobs"}, static_cast<double>(cache.num_jobs()))
+      .Add({"tasks"}, static_cast<double>(cache.num_tasks()))
+      .AppendTo(&out);
   if (snapshot) {
     cache.UpdateSnapshot(snapshot.get());
   } else {
@@ -274,14 +205,24 @@ void CacheMetrics::Impl::CollectLocked() {
   }
   const ClusterInfo& ci = *snapshot;
   const size_t ready = ci.nodes().size();
-  nodes->WithLabels({"ready"})->Set(static_cast<double>(ready));
-  nodes->WithLabels({"not_ready"})->Set(static_cast<double>(all_nodes > ready ? all_nodes - ready : 0));
+  ScrapeFamily("volcache_nodes", "Nodes by state (ready, not_ready).", MetricType::Gauge, {"state"})
+      .Add({"ready"}, static_cast<double>(ready))
+      .Add({"not_ready"}, static_cast<double>(all_nodes > ready ? all_nodes - ready : 0))
+      .AppendTo(&out);
 
   std::array<int64_t, kTaskStatusCount> by_status{};
   std::map<std::string, int64_t> by_phase = {
       {"Pending", 0}, {"Inqueue", 0}, {"Running", 0}, {"Unknown", 0}, {"Completed", 0}};
   std::unordered_map<std::string, QueueAgg> by_queue;
-  ScrapeSet job_share_set(job_share), job_pending_set(job_pending_tasks), job_alloc_set(job_allocated_tasks);
+  const std::vector<std::string> job_labels = {"namespace", "job", "queue"};
+  ScrapeFamily job_share("volcache_job_share",
+                         "Dominant resource share of a job's allocation against the cluster's allocatable.",
+                         MetricType::Gauge, job_labels);
+  ScrapeFamily job_pending("volcache_job_pending_tasks", "A job's pending tasks.", MetricType::Gauge,
+                           job_labels);
+  ScrapeFamily job_allocated("volcache_job_allocated_tasks",
+                             "A job's tasks in Allocated, Binding, Bound or Running.", MetricType::Gauge,
+                             job_labels);
   for (const auto& [_, job] : ci.jobs()) {
     const std::string& phase = job->pod_group_phase();
     ++by_phase[phase.empty() ? "Unknown" : phase];
@@ -298,39 +239,55 @@ void CacheMetrics::Impl::CollectLocked() {
     ++q.jobs;
     q.pending_tasks += pending;
     if (options.per_job_series) {
-      const LabelValues labels = {job->namespace_(), job->name(), job->queue()};
-      job_share_set.Set(labels, DominantShare(job->allocated(), ci.total_allocatable()));
-      job_pending_set.Set(labels, static_cast<double>(pending));
-      job_alloc_set.Set(labels, static_cast<double>(allocated_tasks));
+      const std::vector<std::string> labels = {job->namespace_(), job->name(), job->queue()};
+      job_share.Add(labels, DominantShare(job->allocated(), ci.total_allocatable()));
+      job_pending.Add(labels, static_cast<double>(pending));
+      job_allocated.Add(labels, static_cast<double>(allocated_tasks));
     }
   }
-  if (options.per_job_series) {
-    job_share_set.Finish();
-    job_pending_set.Finish();
-    job_alloc_set.Finish();
-  }
   // Phases and statuses are small fixed sets: every one is exported, zero included.
-  for (const auto& [phase, n] : by_phase) jobs->WithLabels({phase})->Set(static_cast<double>(n));
-  for (int i = 0; i < kTaskStatusCount; ++i) {
-    tasks->WithLabels({std::string(TaskStatusName(TaskStatusFromIndex(i)))})
-        ->Set(static_cast<double>(by_status[i]));
-  }
+  ScrapeFamily jobs("volcache_jobs",
+                    "Schedulable jobs (with a PodGroup and a known queue) by PodGroup phase.",
+                    MetricType::Gauge, {"phase"});
+  for (const auto& [phase, n] : by_phase) jobs.Add({phase}, static_cast<double>(n));
+  jobs.AppendTo(&out);
+  ScrapeFamily tasks("volcache_tasks", "Tasks of schedulable jobs by status.", MetricType::Gauge, {"status"});
+  for (int i = 0; i < kTaskStatusCount; ++i)
+    tasks.Add({std::string(TaskStatusName(TaskStatusFromIndex(i)))}, static_cast<double>(by_status[i]));
+  tasks.AppendTo(&out);
 
-  ScrapeSet weight_set(queue_weight), alloc_set(queue_allocated), share_set(queue_share),
-      jobs_set(queue_jobs), pending_set(queue_pending_tasks);
+  // A queue's series exist while the queue is in the cache; a job's while it is schedulable.
+  ScrapeFamily weight("volcache_queue_weight", "Queue weight.", MetricType::Gauge, {"queue"});
+  ScrapeFamily allocated(
+      "volcache_queue_allocated",
+      "Resources allocated to a queue's jobs (cpu in cores, memory in bytes, others in units).",
+      MetricType::Gauge, {"queue", "resource"});
+  ScrapeFamily share("volcache_queue_share",
+                     "Dominant resource share of a queue's allocation against the cluster's allocatable.",
+                     MetricType::Gauge, {"queue"});
+  ScrapeFamily queue_jobs("volcache_queue_jobs", "Schedulable jobs in a queue.", MetricType::Gauge,
+                          {"queue"});
+  ScrapeFamily queue_pending("volcache_queue_pending_tasks", "Pending tasks of a queue's jobs.",
+                             MetricType::Gauge, {"queue"});
   for (const auto& [name, info] : ci.queues) {
     const QueueAgg& agg = by_queue[name];  // a queue without jobs reads as zero
-    weight_set.Set({name}, info.weight);
-    for (const auto& [resource, v] : ResourceValues(agg.allocated)) alloc_set.Set({name, resource}, v);
-    share_set.Set({name}, DominantShare(agg.allocated, ci.total_allocatable()));
-    jobs_set.Set({name}, agg.jobs);
-    pending_set.Set({name}, static_cast<double>(agg.pending_tasks));
+    weight.Add({name}, info.weight);
+    for (const auto& [resource, v] : ResourceValues(agg.allocated)) allocated.Add({name, resource}, v);
+    share.Add({name}, DominantShare(agg.allocated, ci.total_allocatable()));
+    queue_jobs.Add({name}, agg.jobs);
+    queue_pending.Add({name}, static_cast<double>(agg.pending_tasks));
   }
-  weight_set.Finish();
-  alloc_set.Finish();
-  share_set.Finish();
-  jobs_set.Finish();
-  pending_set.Finish();
+  weight.AppendTo(&out);
+  allocated.AppendTo(&out);
+  share.AppendTo(&out);
+  queue_jobs.AppendTo(&out);
+  queue_pending.AppendTo(&out);
+  if (options.per_job_series) {
+    job_share.AppendTo(&out);
+    job_pending.AppendTo(&out);
+    job_allocated.AppendTo(&out);
+  }
+  return out;
 }
 
 CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, CacheMetricsOptions options)
@@ -339,24 +296,25 @@ CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, C
   impl_->Register();
   Impl* impl = impl_.get();
   // The observers may still be running on another thread after they were replaced (the
-  // runtime and the queues call a copy outside their locks), so they hold the histograms,
-  // never `impl`.
-  runtime->SetBindObserver(
-      [batch = impl->bind_batch_size, latency = impl->bind_latency](size_t n, Duration d) {
-        batch->Observe(static_cast<double>(n));
-        latency->Observe(Seconds(d));
-      });
+  // runtime and the queues call a copy outside their locks), so they hold the histograms
+  // through handles that keep the registry's families alive (Registry::Share), never `impl`.
+  runtime->SetBindObserver([batch = registry->Share(*impl->bind_batch_size),
+                            latency = registry->Share(*impl->bind_latency)](size_t n, Duration d) {
+    batch->Observe(static_cast<double>(n));
+    latency->Observe(Seconds(d));
+  });
   runtime->SetNodeSyncObserver(
-      [ok = impl->node_sync->WithLabels({"ok"}), failed = impl->node_sync->WithLabels({"failed"})](
+      [ok = registry->Share(*impl->node_sync_ok), failed = registry->Share(*impl->node_sync_failed)](
           Duration d, bool success) { (success ? ok : failed)->Observe(Seconds(d)); });
   for (WorkQueue* q :
        {&runtime->cache().node_queue(), &runtime->cache().err_tasks(), &runtime->cache().deleted_jobs()}) {
-    auto wait = impl->queue_wait->WithLabels({q->name()});
+    auto wait = registry->Share(
+        impl->queue_wait->Add({{"queue", q->name()}}, metrics::ExponentialBuckets(0.0001, 4, 12)));
     q->SetQueueWaitObserver([wait](Duration d) { wait->Observe(Seconds(d)); });
   }
   impl_->collector_id = registry->AddCollector([impl] {
     std::lock_guard<std::mutex> lock(impl->collect_mu);
-    impl->CollectLocked();
+    return impl->Collect();
   });
 }
 
@@ -380,12 +338,7 @@ void CacheMetrics::ObserveSession(const SessionSample& sample) {
   m.session_placed->Observe(static_cast<double>(sample.tasks_placed));
   m.session_binds->Observe(static_cast<double>(sample.binds_requested));
   m.session_unschedulable->Set(static_cast<double>(sample.jobs_unschedulable));
-  m.sessions->Inc();
-}
-
-void CacheMetrics::Collect() {
-  std::lock_guard<std::mutex> lock(impl_->collect_mu);
-  impl_->CollectLocked();
+  m.sessions->Increment();
 }
 
 }  // namespace volcache

@@ -1,26 +1,30 @@
 #pragma once
-// CacheMetrics: registers volcache's metrics for one CacheRuntime in a metrics::Registry and
-// keeps them current (docs/ADMIN.md lists every metric).
+// CacheMetrics: volcache's metrics for one CacheRuntime, exported through a metrics::Registry
+// (prometheus-cpp; docs/ADMIN.md lists every metric).
 //
-//  - Event-driven: bind batch size and latency (it takes the runtime's bind observer —
-//    SetBindObserver has one slot, so nothing else may set it while this object lives), node
-//    sync durations (likewise the runtime's node-sync observer), the wait of items in the
-//    node, errTasks and deletedJobs queues (it takes those queues' wait observers too), and
-//    the session's snapshot duration through ObserveSnapshot().
-//  - At scrape time (a registry collector): totals mirrored from the runtime's and the
-//    cache's counters, queue depths/adds/retries, the bind flow, nodes/jobs/tasks by state
-//    and the per-queue and per-job series. Counting by state reads a private snapshot that
-//    is refreshed incrementally (SchedulerCache::UpdateSnapshot: cost grows with what
-//    changed since the previous scrape, not with the cluster), so a scrape stays cheap. Like
-//    any snapshot it makes the cache copy-on-write an object it shares at its next change:
-//    at most one extra clone per object changed between a session's snapshot and a scrape.
-//  - Lifecycle: per-queue series are removed when the queue leaves the cache, per-job
-//    series when the job leaves (or loses its PodGroup or queue).
+//  - Event-driven (series in the registry's prometheus-cpp families): bind batch size and
+//    latency (it takes the runtime's bind observer — SetBindObserver has one slot, so nothing
+//    else may set it while this object lives), node sync durations (likewise the runtime's
+//    node-sync observer), the wait of items in the node, errTasks and deletedJobs queues (it
+//    takes those queues' wait observers too), and the sessions (ObserveSession,
+//    ObserveSnapshot).
+//  - At scrape time (a registry collector that builds its families fresh at every scrape,
+//    nothing stored): totals mirrored from the runtime's and the cache's counters, queue
+//    depths/adds/retries, the bind flow, nodes/jobs/tasks by state and the per-queue and
+//    per-job series. Counting by state reads a private snapshot that is refreshed
+//    incrementally (SchedulerCache::UpdateSnapshot: cost grows with what changed since the
+//    previous scrape, not with the cluster), so a scrape stays cheap. Like any snapshot it
+//    makes the cache copy-on-write an object it shares at its next change: at most one extra
+//    clone per object changed between a session's snapshot and a scrape.
+//  - Lifecycle: a queue's series are exported while the queue is in the cache, a job's while
+//    it is schedulable (has its PodGroup and queue): once it leaves, the next scrape has no
+//    series for it.
 //
 // Borrows: the registry and the runtime must outlive it. The destructor detaches every
-// observer and the collector (waiting for a scrape in progress).
-// Thread-safety: ObserveSnapshot may be called from any thread; Collect is called by the
-// registry (one scrape at a time) and may also be called directly by tests.
+// observer and the collector (waiting for a scrape in progress); the event-driven families
+// stay in the registry.
+// Thread-safety: ObserveSnapshot/ObserveSession may be called from any thread; the collector
+// runs on the scraping thread.
 
 #include <cstdint>
 #include <memory>
@@ -63,8 +67,6 @@ class CacheMetrics {
   // histograms), volcache_session_jobs_unschedulable (gauge: the last session), and the
   // snapshot duration (ObserveSnapshot).
   void ObserveSession(const SessionSample& sample);
-  // Refreshes every scrape-time value (the registry runs it before each Serialize()).
-  void Collect();
 
  private:
   struct Impl;

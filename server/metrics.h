@@ -1,35 +1,46 @@
 #pragma once
-// volcache's own Prometheus metrics: counters, gauges and histograms with label sets, series
-// removal, and the text exposition format 0.0.4 (what /metrics serves).
+// volcache's metrics on prometheus-cpp's core (SPEC §8; Debian 12: prometheus-cpp-dev 1.0.1).
+// A thin layer: storage, families and serialization are prometheus-cpp's.
 //
-// prometheus-cpp (SPEC §8) is packaged in Debian 12 (prometheus-cpp-dev 1.0.1); moving onto
-// it is open work. Until then this file is the subset a scheduler cache needs, with the same
-// model (Registry → Family → labelled series) and the same output.
+// Two kinds of values (docs/ADMIN.md lists every metric):
+//  - Event-driven series (observed as things happen: bind latency, session durations, ...)
+//    live in a prometheus::Registry: AddCounter/AddGauge/AddHistogram return a
+//    prometheus::Family<T>&, whose Add(labels[, bucket bounds]) gives the series (a
+//    prometheus::Counter/Gauge/Histogram&). Families live as long as this Registry; a series
+//    lives until Family::Remove(&series) (after which the reference dangles: remove only
+//    series nothing else still updates).
+//  - Scrape-time values (depths, counts by state, totals mirrored from a component's own
+//    counters or bucket counts) are not stored at all: a collector (AddCollector) builds them
+//    as prometheus::MetricFamily values at every scrape, exactly, with ScrapeFamily. Each
+//    collector is a prometheus::Collectable, serialized alongside the registry. A series of
+//    an object (a job, a queue) exists exactly while the collector still sees the object.
 //
-// Model:
-//  - A Registry owns Families; a Family has a name, help text, a type and a fixed list of
-//    label names; each distinct tuple of label values is one series (a Counter, Gauge or
-//    Histogram), created on first use by WithLabels() and dropped by Remove()/RemoveIf().
-//    Series for a job or queue must be removed when it leaves the cache (CONVENTIONS §11);
-//    label values never carry pod names.
-//  - Collectors are callbacks the Registry runs at the start of every Serialize(), for
-//    values that are cheaper to compute at scrape time (depths, counts by state) than to
-//    maintain on every change.
-//  - Serialize(): families in registration order, series sorted by label values; HELP/TYPE
-//    lines; label values escaped (\\, \", \n); histograms as cumulative _bucket{le=...}
-//    (ending with le="+Inf"), _sum and _count. A family with no series is omitted.
+// Serialize() writes the registry's families, then every collector's, with
+// prometheus::TextSerializer (text exposition format 0.0.4). Series order within a family is
+// prometheus-cpp's (unspecified for registry families; sorted by label values for
+// ScrapeFamily). A family with no series is omitted.
 //
-// Misuse is a programming error and stops the process (VC_CHECK): invalid metric or label
-// names, a duplicate family name, the wrong number of label values, a negative counter
-// increment, histogram bounds that are not strictly increasing.
+// HELP text: prometheus-cpp 1.0.1's TextSerializer writes it verbatim, so this layer escapes
+// backslashes and newlines (as the format requires) when a family is added or built.
 //
-// Thread-safety: everything here is safe for concurrent use. A series handle (shared_ptr)
-// stays valid after Remove(); updating it then changes nothing that is exported. Collectors
-// run on the scraping thread, one Serialize() at a time, without the families' locks (they may
-// create and remove series, not add or remove collectors); RemoveCollector() waits for a
-// running collector to finish.
+// Misuse: prometheus-cpp throws std::invalid_argument for an invalid metric or label name, a
+// family name added twice (the registry refuses duplicates) or histogram bounds that are not
+// strictly increasing; ScrapeFamily stops the process (VC_CHECK) on an invalid name, the
+// wrong number of label values or bucket counts that do not match the bounds.
+//
+// Thread-safety: prometheus-cpp's families and series are safe for concurrent use. One
+// Serialize() runs the collectors at a time (concurrent scrapes take turns), on the
+// scraping thread; RemoveCollector() waits for a running collector to finish.
 
-#include <atomic>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/metric_type.h>
+#include <prometheus/registry.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -44,113 +55,55 @@ namespace volcache::metrics {
 // The Content-Type of Serialize()'s output.
 inline constexpr std::string_view kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-// A monotonically increasing value.
-class Counter {
- public:
-  void Inc(double v = 1);
-  // For counters whose source of truth is elsewhere (a component's own monotonic total,
-  // mirrored at scrape time): sets the exported value.
-  void Set(double total) { value_.store(total, std::memory_order_relaxed); }
-  double Value() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<double> value_{0};
-};
-
-class Gauge {
- public:
-  void Set(double v) { value_.store(v, std::memory_order_relaxed); }
-  void Inc(double v = 1) { value_.fetch_add(v, std::memory_order_relaxed); }
-  void Dec(double v = 1) { value_.fetch_add(-v, std::memory_order_relaxed); }
-  double Value() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<double> value_{0};
-};
-
-// Observations counted into buckets with the given upper bounds (le, inclusive); the +Inf
-// bucket is implicit.
-class Histogram {
- public:
-  explicit Histogram(std::vector<double> bounds);
-  void Observe(double v);
-
-  struct Data {
-    std::vector<double> bounds;
-    std::vector<uint64_t> counts;  // per bucket, not cumulative; bounds.size() + 1 (+Inf last)
-    double sum = 0;
-    uint64_t count = 0;
-  };
-  Data Collect() const;  // one consistent view
-  // For histograms whose source of truth is elsewhere (a component's own bucket counts,
-  // mirrored at scrape time): replaces the counts. `counts` is per bucket, not cumulative,
-  // bounds().size() + 1 long; VC_CHECK otherwise.
-  void Load(std::vector<uint64_t> counts, double sum, uint64_t count);
-  const std::vector<double>& bounds() const { return bounds_; }
-
- private:
-  const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::vector<uint64_t> counts_;  // guarded by mu_
-  double sum_ = 0;                // guarded by mu_
-  uint64_t count_ = 0;            // guarded by mu_
-};
-
 // start, start*factor, ... (count bounds). VC_CHECK: start > 0, factor > 1, count >= 1.
 std::vector<double> ExponentialBuckets(double start, double factor, int count);
-// start, start+width, ... (count bounds). VC_CHECK: width > 0, count >= 1.
-std::vector<double> LinearBuckets(double start, double width, int count);
 
-enum class MetricType { kCounter, kGauge, kHistogram };
+// HELP text escaped for the exposition format: backslash and newline.
+std::string EscapeHelp(std::string_view help);
 
-class FamilyBase {
+// One family built at scrape time, inside a collector:
+//   ScrapeFamily depth("volcache_workqueue_depth", "Items ready in a work queue.",
+//                      prometheus::MetricType::Gauge, {"queue"});
+//   depth.Add({"node"}, 3);
+//   depth.AppendTo(&families);
+class ScrapeFamily {
  public:
-  virtual ~FamilyBase() = default;
-  const std::string& name() const { return name_; }
-  const std::string& help() const { return help_; }
-  MetricType type() const { return type_; }
-  const std::vector<std::string>& label_names() const { return label_names_; }
-  // Appends this family in the exposition format (nothing when it has no series).
-  virtual void Render(std::string* out) const = 0;
+  // `type` is Counter, Gauge or Histogram.
+  ScrapeFamily(std::string name, std::string_view help, prometheus::MetricType type,
+               std::vector<std::string> label_names = {});
 
- protected:
-  FamilyBase(std::string name, std::string help, MetricType type, std::vector<std::string> label_names);
+  // A counter's or gauge's series: one value per label name, in order. Adding the same label
+  // values again replaces the value.
+  ScrapeFamily& Add(std::vector<std::string> label_values, double value);
+  // A histogram's series from a component's own counts: cumulative[i] = observations <=
+  // bounds[i], one more entry for +Inf (bounds.size() + 1 in all).
+  ScrapeFamily& AddHistogram(std::vector<std::string> label_values, const std::vector<double>& bounds,
+                             const std::vector<uint64_t>& cumulative, double sum, uint64_t count);
+
+  // Moves the family to `out`, series sorted by label values (nothing when it has no
+  // series). Use once, last.
+  void AppendTo(std::vector<prometheus::MetricFamily>* out);
 
  private:
-  const std::string name_, help_;
-  const MetricType type_;
+  prometheus::ClientMetric& Series(std::vector<std::string> label_values);
+
   const std::vector<std::string> label_names_;
+  prometheus::MetricFamily family_;
+  std::map<std::vector<std::string>, prometheus::ClientMetric> series_;
 };
 
-template <class T>
-class Family final : public FamilyBase {
+// A prometheus::Collectable whose families a function builds at every Collect().
+class FunctionCollectable final : public prometheus::Collectable {
  public:
-  using LabelValues = std::vector<std::string>;
-  Family(std::string name, std::string help, MetricType type, std::vector<std::string> label_names,
-         std::function<std::shared_ptr<T>()> make);
-
-  // The series for these label values (one per label name, in order), created at zero on
-  // first use.
-  std::shared_ptr<T> WithLabels(const LabelValues& values);
-  // Drops a series; false when it did not exist.
-  bool Remove(const LabelValues& values);
-  // Drops every series whose label values match; returns how many.
-  size_t RemoveIf(const std::function<bool(const LabelValues&)>& pred);
-  std::vector<LabelValues> Series() const;
-  size_t size() const;
-
-  void Render(std::string* out) const override;
+  explicit FunctionCollectable(std::function<std::vector<prometheus::MetricFamily>()> fn)
+      : fn_(std::move(fn)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override { return fn_(); }
 
  private:
-  const std::function<std::shared_ptr<T>()> make_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, std::shared_ptr<T>> series_;  // guarded by mu_
+  const std::function<std::vector<prometheus::MetricFamily>()> fn_;
 };
 
-extern template class Family<Counter>;
-extern template class Family<Gauge>;
-extern template class Family<Histogram>;
-
+// What /metrics serves: a prometheus::Registry plus the scrape-time collectors.
 class Registry {
  public:
   Registry();
@@ -158,36 +111,37 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Families live as long as the registry; references to them stay valid.
-  Family<Counter>& AddCounter(std::string name, std::string help, std::vector<std::string> label_names = {});
-  Family<Gauge>& AddGauge(std::string name, std::string help, std::vector<std::string> label_names = {});
-  Family<Histogram>& AddHistogram(std::string name, std::string help, std::vector<std::string> label_names,
-                                  std::vector<double> bounds);
+  prometheus::Registry& registry() { return *registry_; }
 
-  // Runs `fn` at the start of every Serialize(). Returns an id for RemoveCollector.
-  int AddCollector(std::function<void()> fn);
+  // Families live as long as this Registry; references to them stay valid.
+  prometheus::Family<prometheus::Counter>& AddCounter(const std::string& name, std::string_view help);
+  prometheus::Family<prometheus::Gauge>& AddGauge(const std::string& name, std::string_view help);
+  prometheus::Family<prometheus::Histogram>& AddHistogram(const std::string& name, std::string_view help);
+
+  // A handle on a series of this registry that keeps every family alive, for callbacks that
+  // may still run after their owner let go of them (observers called outside their owner's
+  // lock). Series must not be Remove()d while such a handle is in use.
+  template <class T>
+  std::shared_ptr<T> Share(T& series) const {
+    return std::shared_ptr<T>(registry_, &series);
+  }
+
+  // Runs `collect` at every Collect()/Serialize() (wrapped in a FunctionCollectable) and
+  // exports what it returns. Returns an id for RemoveCollector.
+  int AddCollector(std::function<std::vector<prometheus::MetricFamily>()> collect);
   // Returns once `id` is gone and not running.
   void RemoveCollector(int id);
 
-  // Runs the collectors, then renders every family.
+  // The registry's families, then every collector's.
+  std::vector<prometheus::MetricFamily> Collect() const;
+  // Collect() in the text exposition format 0.0.4 (prometheus::TextSerializer).
   std::string Serialize() const;
 
  private:
-  void Register(std::unique_ptr<FamilyBase> family);
-
-  mutable std::mutex collect_mu_;                    // one Serialize (collectors) at a time; RemoveCollector
-  std::map<int, std::function<void()>> collectors_;  // guarded by collect_mu_
-  int next_collector_ = 1;                           // guarded by collect_mu_
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<FamilyBase>> families_;  // guarded by mu_
+  const std::shared_ptr<prometheus::Registry> registry_;
+  mutable std::mutex collect_mu_;  // one collect at a time; RemoveCollector waits on it
+  std::map<int, std::unique_ptr<prometheus::Collectable>> collectors_;  // guarded by collect_mu_
+  int next_collector_ = 1;                                              // guarded by collect_mu_
 };
-
-// Exposition helpers (exposed for tests).
-// A sample value: integers without a fraction, "+Inf", "-Inf", "NaN", else shortest repr.
-std::string FormatValue(double v);
-// Label value escaping: backslash, double quote and newline.
-std::string EscapeLabelValue(std::string_view v);
-bool IsValidMetricName(std::string_view name);
-bool IsValidLabelName(std::string_view name);
 
 }  // namespace volcache::metrics

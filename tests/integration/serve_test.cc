@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "tests/integration/fixture.h"
+#include "tests/server/prometheus_client.h"
 
 namespace volcache::integration {
 namespace {
@@ -225,6 +226,31 @@ TEST_F(ServeTest, SessionsRecordSnapshotDurationMetric) {
       Seconds(10)))
       << "volcache_snapshot_duration_seconds_count is " << count
       << " after 10 s of 200 ms sessions (defect 8)";
+  // The whole text parses with python3-prometheus-client, the kube-side families (built at
+  // scrape time by cmd/kube_metrics.cc) included.
+  const std::string body = serve->AdminGet("/metrics").body;
+  const auto parsed = volcache::testing::ParseWithPrometheusClient(
+      body, {"volcache_rest_client_requests_total:counter",
+             "volcache_rest_client_request_duration_seconds:histogram",
+             "volcache_rest_client_rate_limiter_wait_seconds_total:counter",
+             "volcache_rest_client_rate_limited_requests_total:counter",
+             "volcache_rest_client_stale_retries_total:counter",
+             "volcache_rest_client_stale_connections_total:counter", "volcache_reflector_lists_total:counter",
+             "volcache_reflector_list_failures_total:counter", "volcache_reflector_relists_total:counter",
+             "volcache_reflector_watches_total:counter", "volcache_reflector_watch_errors_total:counter",
+             "volcache_reflector_events_total:counter", "volcache_reflector_decode_errors_total:counter",
+             "volcache_reflector_last_event_age_seconds:gauge", "volcache_reflector_backing_off:gauge",
+             "volcache_snapshot_duration_seconds:histogram", "volcache_pods_bound_total:counter"});
+  ASSERT_EQ(parsed.status, 0) << body;
+  EXPECT_GE(volcache::testing::ParsedValue(parsed.families, "volcache_reflector_lists_total",
+                                           "volcache_reflector_lists_total", {{"resource", "pods"}}),
+            1)
+      << body;
+  EXPECT_GE(volcache::testing::ParsedValue(parsed.families, "volcache_rest_client_request_duration_seconds",
+                                           "volcache_rest_client_request_duration_seconds_count",
+                                           {{"verb", "GET"}}),
+            1)
+      << body;
 }
 
 TEST_F(ServeTest, NodeNotReadyLeavesSnapshotAndReadyAgainIsUsed) {

@@ -1,6 +1,7 @@
 // AdminServer over loopback: every endpoint's status codes and bodies, auth, bad requests,
 // the body size limit, readiness flipping after the cache synced, lifecycle (ephemeral
-// port, busy port, Stop), the SIGUSR2 dump and the CLI flags.
+// port, busy port, Stop), the SIGUSR2 dump and the CLI flags; the served /metrics parsed by
+// python3-prometheus-client (tests/server/parse_metrics.py).
 #include "server/admin_server.h"
 
 #include <arpa/inet.h>
@@ -9,10 +10,12 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -28,12 +31,15 @@
 #include "server/signal_dump.h"
 #include "tests/fakes/cluster_builders.h"
 #include "tests/fakes/fake_pipelines.h"
+#include "tests/server/prometheus_client.h"
 
 namespace volcache {
 namespace {
 
 using ::testing::HasSubstr;
 using testing::NodeBuilder;
+using testing::ParsedValue;
+using testing::ParseWithPrometheusClient;
 using testing::PodBuilder;
 using testing::PodGroupBuilder;
 using ::testing::StartsWith;
@@ -208,6 +214,112 @@ TEST(AdminServerTest, MetricsEndpoint) {
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
   EXPECT_TRUE(head->body.empty());
+}
+
+TEST(AdminServerTest, ServedMetricsParseWithPrometheusClient) {
+  Rig r;
+  r.rt->cache().EnsureDefaultQueues();
+  r.rt->Run();
+  r.AddNode("n1");
+  r.Sync();
+  ASSERT_TRUE(r.rt->cache().AddPodGroup(PodGroupBuilder("ns", "job").MinMember(3).Ptr()).ok());
+  for (int i = 0; i < 3; ++i) {
+    auto p = PodBuilder("ns", "job-" + std::to_string(i)).Group("job").Request("1", "1Gi").Ptr();
+    r.source.PutPod(p);
+    ASSERT_TRUE(r.rt->cache().AddPod(p).ok());
+  }
+  ASSERT_TRUE(r.rt->Bind("ns/job-0", "n1").ok());
+  ASSERT_TRUE(r.rt->Bind("ns/job-1", "n1").ok());
+  r.clock->Advance(std::chrono::milliseconds(20));
+  r.rt->RunDueWorkInline();
+  r.cache_metrics->ObserveSession(SessionSample{0.25, 0.004, 2, 2, 0});
+  // Escaping end to end: a label value and a HELP text with a quote, backslashes, newlines.
+  r.registry.AddCounter("volcache_test_escaping_total", "Help with \\ and\na newline.")
+      .Add({{"value", "a\"b\\c\nd"}})
+      .Increment(2);
+  r.Start();
+  auto res = r.Client().Get("/metrics");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  // Every family `volcache run` exports, with its type.
+  const std::vector<std::string> expect = {"volcache_bind_batch_size:histogram",
+                                           "volcache_bind_batches_total:counter",
+                                           "volcache_bind_flow_in_flight:gauge",
+                                           "volcache_bind_flow_queued:gauge",
+                                           "volcache_bind_latency_seconds:histogram",
+                                           "volcache_binds_failed_total:counter",
+                                           "volcache_cache_events_total:counter",
+                                           "volcache_cache_objects:gauge",
+                                           "volcache_evictions_total:counter",
+                                           "volcache_job_allocated_tasks:gauge",
+                                           "volcache_job_pending_tasks:gauge",
+                                           "volcache_job_share:gauge",
+                                           "volcache_jobs:gauge",
+                                           "volcache_node_negative_idle_total:counter",
+                                           "volcache_node_sync_duration_seconds:histogram",
+                                           "volcache_nodes:gauge",
+                                           "volcache_pods_bound_total:counter",
+                                           "volcache_queue_allocated:gauge",
+                                           "volcache_queue_jobs:gauge",
+                                           "volcache_queue_pending_tasks:gauge",
+                                           "volcache_queue_share:gauge",
+                                           "volcache_queue_weight:gauge",
+                                           "volcache_session_binds_requested:histogram",
+                                           "volcache_session_duration_seconds:histogram",
+                                           "volcache_session_jobs_unschedulable:gauge",
+                                           "volcache_session_tasks_placed:histogram",
+                                           "volcache_sessions_total:counter",
+                                           "volcache_snapshot_duration_seconds:histogram",
+                                           "volcache_status_writes_total:counter",
+                                           "volcache_tasks:gauge",
+                                           "volcache_workqueue_adds_total:counter",
+                                           "volcache_workqueue_delayed:gauge",
+                                           "volcache_workqueue_depth:gauge",
+                                           "volcache_workqueue_processing:gauge",
+                                           "volcache_workqueue_retries_total:counter",
+                                           "volcache_workqueue_wait_seconds:histogram",
+                                           "volcache_test_escaping_total:counter"};
+  const testing::ParsedMetrics parsed = ParseWithPrometheusClient(res->body, expect);
+  ASSERT_EQ(parsed.status, 0) << res->body;
+  const nlohmann::json& f = parsed.families;
+  ASSERT_TRUE(f.is_object());
+  EXPECT_EQ(f.size(), expect.size());  // nothing else
+  EXPECT_EQ(ParsedValue(f, "volcache_pods_bound_total", "volcache_pods_bound_total"), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_bind_latency_seconds", "volcache_bind_latency_seconds_count"), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_bind_batch_size", "volcache_bind_batch_size_bucket", {{"le", "1"}}), 2);
+  EXPECT_EQ(ParsedValue(f, "volcache_session_duration_seconds", "volcache_session_duration_seconds_sum"),
+            0.25);
+  EXPECT_EQ(
+      ParsedValue(f, "volcache_workqueue_adds_total", "volcache_workqueue_adds_total", {{"queue", "node"}}),
+      1);
+  EXPECT_EQ(ParsedValue(f, "volcache_job_pending_tasks", "volcache_job_pending_tasks",
+                        {{"namespace", "ns"}, {"job", "job"}, {"queue", "default"}}),
+            1);
+  EXPECT_EQ(ParsedValue(f, "volcache_queue_allocated", "volcache_queue_allocated",
+                        {{"queue", "default"}, {"resource", "cpu"}}),
+            2);
+  EXPECT_EQ(ParsedValue(f, "volcache_test_escaping_total", "volcache_test_escaping_total",
+                        {{"value", "a\"b\\c\nd"}}),
+            2);
+  EXPECT_EQ(f["volcache_test_escaping_total"]["help"], "Help with \\ and\na newline.");
+}
+
+TEST(AdminServerTest, PrometheusClientCheckRefusesMalformedText) {
+  const std::string ok = "# HELP a x\n# TYPE a gauge\na{b=\"c\"} 1\n";
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"a:gauge"}).status, 0);
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"a:counter"}).status, 1);  // wrong type
+  EXPECT_EQ(ParseWithPrometheusClient(ok, {"b:gauge"}).status, 1);    // missing
+  for (const char* bad : {
+           "# HELP a x\n# TYPE a gauge\na{b=\"\"\"} 1\n",  // stray quote
+           "# HELP a two\nlines\n# TYPE a gauge\na 1\n",   // unescaped HELP newline
+           "# HELP a x\n# TYPE a gauge\na one\n",          // not a number
+           "# HELP a x\n# TYPE a gauge\na 1\nb 2\n",       // sample outside a family
+           "# HELP a x\n# TYPE a gauge\na 1\na 2\n",       // duplicate series
+           "# HELP h x\n# TYPE h histogram\nh_count 3\nh_sum 1\nh_bucket{le=\"+Inf\"} 2\n",  // count != +Inf
+           "# HELP h x\n# TYPE h histogram\nh_count 1\nh_sum 1\nh_bucket{le=\"1\"} 1\n",     // no +Inf
+       }) {
+    EXPECT_EQ(ParseWithPrometheusClient(bad).status, 1) << bad;
+  }
 }
 
 TEST(AdminServerTest, DebugEndpoints) {
