@@ -323,6 +323,10 @@ Status AdminServer::Start() {
   impl_->started = true;
   impl_->host = host;
   impl_->port.store(bound);
+  // spdlog creates its registry and default logger on first use, inside the (uninstrumented)
+  // shared library: do it here, before the request threads can log, or TSan sees the first
+  // request's log line race with this thread's first one.
+  spdlog::default_logger_raw();
   impl_->thread = std::thread([impl = impl_.get()] {
     impl->server.listen_after_bind();
     impl->listen_returned.store(true);
