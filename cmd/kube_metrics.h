@@ -7,6 +7,7 @@
 // Thread-safety: the collector runs on the scraping thread; the connector must outlive this.
 
 #include "kube/connector.h"
+#include "kube/leader_election.h"
 #include "server/metrics.h"
 
 namespace volcache::cmd {
@@ -40,6 +41,25 @@ class KubeMetrics {
   metrics::Family<metrics::Gauge>& last_event_age_;
   metrics::Family<metrics::Gauge>& backing_off_;
   metrics::Family<metrics::Counter>& k8s_events_;
+};
+
+// Leader election: volcache_leader (1 while this replica may decide: leading, or leader
+// election off) and volcache_leader_transitions_total (times this replica became or stopped
+// being the leader). Mirrored from the elector at scrape time. `elector` may be null (leader
+// election off) and must outlive this.
+class LeaderMetrics {
+ public:
+  LeaderMetrics(metrics::Registry* registry, kube::LeaderElector* elector);
+  ~LeaderMetrics();  // removes the collector
+  LeaderMetrics(const LeaderMetrics&) = delete;
+  LeaderMetrics& operator=(const LeaderMetrics&) = delete;
+
+ private:
+  metrics::Registry* registry_;
+  kube::LeaderElector* elector_;
+  int collector_ = 0;
+  metrics::Family<metrics::Gauge>& leader_;
+  metrics::Family<metrics::Counter>& transitions_;
 };
 
 }  // namespace volcache::cmd
