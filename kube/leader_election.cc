@@ -59,7 +59,8 @@ Status ValidateLeaderElection(const LeaderElectionOptions& o) {
     return Status::InvalidArgument("--leader-elect-retry-period must be positive");
   if (o.renew_deadline <= Duration::zero())
     return Status::InvalidArgument("--leader-elect-renew-deadline must be positive");
-  if (o.lease_duration < std::chrono::seconds(1) || o.lease_duration % std::chrono::seconds(1) != Duration::zero())
+  if (o.lease_duration < std::chrono::seconds(1) ||
+      o.lease_duration % std::chrono::seconds(1) != Duration::zero())
     return Status::InvalidArgument("--leader-elect-lease-duration must be a whole number of seconds >= 1s");
   if (o.lease_duration <= o.renew_deadline)
     return Status::InvalidArgument(
@@ -68,13 +69,15 @@ Status ValidateLeaderElection(const LeaderElectionOptions& o) {
     return Status::InvalidArgument(
         "--leader-elect-renew-deadline must be greater than 1.2 x --leader-elect-retry-period");
   if (o.lease_namespace.empty() || o.lease_name.empty())
-    return Status::InvalidArgument("--leader-elect-resource-namespace and --leader-elect-resource-name must be set");
+    return Status::InvalidArgument(
+        "--leader-elect-resource-namespace and --leader-elect-resource-name must be set");
   return Status::Ok();
 }
 
 std::string DefaultIdentity() {
   char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof(host), "volcache");
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+    std::snprintf(host, sizeof(host), "volcache");
   std::random_device rd;
   const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   return fmt::format("{}_{:016x}", host, r);
@@ -155,11 +158,11 @@ void LeaderElector::Start() {
   MutexLock lock(&mu_);
   if (started_ || state_ == LeaderState::kStopped) return;
   started_ = true;
-  spdlog::info("leader election: {} is a candidate for lease {}/{} (duration {} s, renew deadline {} ms, retry {} ms)",
-               options_.identity, options_.lease_namespace, options_.lease_name,
-               WholeSeconds(options_.lease_duration),
-               std::chrono::duration_cast<std::chrono::milliseconds>(options_.renew_deadline).count(),
-               std::chrono::duration_cast<std::chrono::milliseconds>(options_.retry_period).count());
+  spdlog::info(
+      "leader election: {} is a candidate for lease {}/{} (duration {} s, renew deadline {} ms, retry {} ms)",
+      options_.identity, options_.lease_namespace, options_.lease_name, WholeSeconds(options_.lease_duration),
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.renew_deadline).count(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.retry_period).count());
   std::weak_ptr<Anchor> weak = anchor_;
   timer_ = clock_->AfterFunc(Duration::zero(), [weak] {
     if (auto a = weak.lock()) {
@@ -191,10 +194,11 @@ void LeaderElector::CheckDeadlineLocked(TimePoint now) {
   if (state_ == LeaderState::kLeading && now >= SaturatingAdd(renewed_at_, options_.renew_deadline)) {
     state_ = LeaderState::kLost;
     ++transitions_;
-    spdlog::error("leader election: {} failed to renew lease {}/{} within the renew deadline ({} ms): "
-                  "leaderelection lost",
-                  options_.identity, options_.lease_namespace, options_.lease_name,
-                  std::chrono::duration_cast<std::chrono::milliseconds>(options_.renew_deadline).count());
+    spdlog::error(
+        "leader election: {} failed to renew lease {}/{} within the renew deadline ({} ms): "
+        "leaderelection lost",
+        options_.identity, options_.lease_namespace, options_.lease_name,
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.renew_deadline).count());
   }
 }
 
@@ -266,6 +270,16 @@ void LeaderElector::Step() {
       const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
       wait += std::chrono::duration_cast<Duration>(options_.retry_period * (options_.jitter * u));
     }
+    if (state_ == LeaderState::kStandby && observed_any_ && !observed_.holder.empty()) {
+      // Do not sleep past the moment the observed record expires (in our view): the
+      // takeover after a crash then takes lease duration + the observation lag, not that
+      // plus up to another jittered retry period. Expiry is still only judged by the rule above.
+      const TimePoint expiry =
+          SaturatingAdd(observed_time_, std::chrono::seconds(observed_.lease_duration_seconds)) +
+          std::chrono::milliseconds(10);
+      const TimePoint now = clock_->Now();
+      if (expiry > now && expiry - now < wait) wait = expiry - now;
+    }
     std::weak_ptr<Anchor> weak = anchor_;
     timer_ = clock_->AfterFunc(wait, [weak] {
       if (auto a = weak.lock()) {
@@ -296,9 +310,10 @@ bool LeaderElector::TryAcquireOrRenew(TimePoint now) {
     if (created->status == 403) LogForbiddenOnce("create", "leases", kGroup);
     if (created->status == 409) return false;  // another candidate created it first
     if (created->status != 201 && created->status != 200) {
-      Warn("create", ApiError(created->status, created->body,
-                              fmt::format("create lease {}/{}", options_.lease_namespace, options_.lease_name))
-                         .ToString());
+      Warn("create",
+           ApiError(created->status, created->body,
+                    fmt::format("create lease {}/{}", options_.lease_namespace, options_.lease_name))
+               .ToString());
       return false;
     }
     LeaseRecord rec;
@@ -362,9 +377,10 @@ bool LeaderElector::TryAcquireOrRenew(TimePoint now) {
     if (put->status == 403) {
       LogForbiddenOnce("update", "leases", kGroup);
     } else {
-      Warn("update", ApiError(put->status, put->body,
-                              fmt::format("update lease {}/{}", options_.lease_namespace, options_.lease_name))
-                         .ToString());
+      Warn("update",
+           ApiError(put->status, put->body,
+                    fmt::format("update lease {}/{}", options_.lease_namespace, options_.lease_name))
+               .ToString());
     }
     return false;
   }

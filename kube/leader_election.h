@@ -9,7 +9,8 @@
 //            record's duration: expiry is judged locally, never by comparing clocks across
 //            machines); the PUT carries the resourceVersion of the GET, so of two candidates
 //            racing for an expired lease one gets 409 Conflict and stays a standby.
-//            Candidates retry every retry_period · (1 + jitter·U[0,1)).
+//            Candidates retry every retry_period · (1 + jitter·U[0,1)), or sooner: at the
+//            moment the observed record expires, when that comes first.
 //   renew    the leader PUTs renewTime every retry_period. When no renewal has succeeded for
 //            renew_deadline (measured from the *start* of the last successful attempt) the
 //            leader has lost: the gate is closed from that instant on, even while a renewal
@@ -47,9 +48,9 @@
 namespace volcache::kube {
 
 struct LeaderElectionOptions {
-  std::string lease_namespace = "kube-system";  // --leader-elect-resource-namespace
-  std::string lease_name = "volcache";          // --leader-elect-resource-name
-  std::string identity;                         // holderIdentity; DefaultIdentity() when empty
+  std::string lease_namespace = "kube-system";         // --leader-elect-resource-namespace
+  std::string lease_name = "volcache";                 // --leader-elect-resource-name
+  std::string identity;                                // holderIdentity; DefaultIdentity() when empty
   Duration lease_duration = std::chrono::seconds(15);  // --leader-elect-lease-duration
   Duration renew_deadline = std::chrono::seconds(10);  // --leader-elect-renew-deadline
   Duration retry_period = std::chrono::seconds(2);     // --leader-elect-retry-period

@@ -85,7 +85,8 @@ TEST(LeaderElectionTest, AcquiresAnAbsentLeaseByCreatingIt) {
   Periods(*clock, 3);
   EXPECT_EQ(server.counters().updates, puts + 3);
   EXPECT_TRUE(e.IsLeader());
-  EXPECT_EQ((*server.Get("leases", "kube-system", "volcache"))["spec"]["acquireTime"], (*lease)["spec"]["acquireTime"]);
+  EXPECT_EQ((*server.Get("leases", "kube-system", "volcache"))["spec"]["acquireTime"],
+            (*lease)["spec"]["acquireTime"]);
 }
 
 TEST(LeaderElectionTest, TwoCandidatesOneLeader) {
@@ -143,7 +144,8 @@ TEST(LeaderElectionTest, LostRaceOn409StaysStandby) {
   auto client = Client(server);
   auto clock = std::make_shared<FakeClock>();
   // Another candidate creates the lease between our GET (404) and our POST.
-  server.AddFault(FaultRule{.method = "POST", .path_contains = "leases", .status = 409, .reason = "AlreadyExists"});
+  server.AddFault(
+      FaultRule{.method = "POST", .path_contains = "leases", .status = 409, .reason = "AlreadyExists"});
   LeaderElector e(client.get(), clock, Options("a"));
   e.Start();
   clock->Advance(Duration::zero());
