@@ -197,9 +197,9 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds,
                  "give up when the initial lists take longer")
       ->check(CLI::PositiveNumber);
-  sub.add_option("--leader-elect", f->leader_elect,
-                 "run leader election (a Lease): only the leader schedules and writes; standbys keep "
-                 "their caches synced")
+  sub.add_flag("--leader-elect", f->leader_elect,
+               "run leader election (a Lease): only the leader schedules and writes; standbys keep "
+               "their caches synced (--leader-elect=false: a single replica that always writes)")
       ->capture_default_str();
   sub.add_option("--leader-elect-lease-duration", f->lease_duration,
                  "how long a standby waits after the last observed renewal before taking over")
