@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kube/connector.h"
+#include "kube/leader_election.h"
 #include "server/metrics.h"
 
 namespace volcache::cmd {
@@ -27,6 +28,25 @@ class KubeMetrics {
   metrics::Registry* registry_;
   kube::Connector* connector_;
   int collector_ = 0;
+};
+
+// Leader election: volcache_leader (1 while this replica may decide: leading, or leader
+// election off) and volcache_leader_transitions_total (times this replica became or stopped
+// being the leader). Mirrored from the elector at scrape time. `elector` may be null (leader
+// election off) and must outlive this.
+class LeaderMetrics {
+ public:
+  LeaderMetrics(metrics::Registry* registry, kube::LeaderElector* elector);
+  ~LeaderMetrics();  // removes the collector
+  LeaderMetrics(const LeaderMetrics&) = delete;
+  LeaderMetrics& operator=(const LeaderMetrics&) = delete;
+
+ private:
+  metrics::Registry* registry_;
+  kube::LeaderElector* elector_;
+  int collector_ = 0;
+  metrics::Family<metrics::Gauge>& leader_;
+  metrics::Family<metrics::Counter>& transitions_;
 };
 
 }  // namespace volcache::cmd

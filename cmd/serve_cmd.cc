@@ -8,6 +8,13 @@
 // /readyz 503 "syncing" until the cache synced). Once synced: the reference scheduling
 // session at once and then every --schedule-period (--no-schedule for a cache only);
 // SIGUSR2 dumps the cache to the log.
+//
+// Leader election (--leader-elect, default on; kube/leader_election.h, docs/ADMIN.md "High
+// availability"): every replica syncs its cache (warm standby); only the holder of the Lease
+// runs sessions, and the REST client refuses every write while this replica is not the
+// leader. A leader that misses its renew deadline fails /healthz and exits with status 1
+// ("leaderelection lost"), like kube-scheduler, to restart clean; SIGTERM releases the lease
+// after the last write.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
@@ -61,6 +69,12 @@ struct ServeFlags {
   AdminOptions admin;
   double readyz_max_stale_seconds = 0;
   double shutdown_grace_seconds = 1.2;
+  bool leader_elect = true;
+  std::string lease_duration = "15s";
+  std::string renew_deadline = "10s";
+  std::string retry_period = "2s";
+  std::string lease_namespace = "kube-system";
+  std::string lease_name = "volcache";
 };
 
 // "Seconds since the last successful watch or list" from what the reflectors count today:
@@ -183,6 +197,21 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--sync-timeout-seconds", f->sync_timeout_seconds,
                  "give up when the initial lists take longer")
       ->check(CLI::PositiveNumber);
+  sub.add_flag("--leader-elect", f->leader_elect,
+               "run leader election (a Lease): only the leader schedules and writes; standbys keep "
+               "their caches synced (--leader-elect=false: a single replica that always writes)")
+      ->capture_default_str();
+  sub.add_option("--leader-elect-lease-duration", f->lease_duration,
+                 "how long a standby waits after the last observed renewal before taking over")
+      ->capture_default_str();
+  sub.add_option("--leader-elect-renew-deadline", f->renew_deadline,
+                 "the leader stops (and exits) when it could not renew for this long")
+      ->capture_default_str();
+  sub.add_option("--leader-elect-retry-period", f->retry_period, "between acquire / renew attempts")
+      ->capture_default_str();
+  sub.add_option("--leader-elect-resource-namespace", f->lease_namespace, "namespace of the Lease")
+      ->capture_default_str();
+  sub.add_option("--leader-elect-resource-name", f->lease_name, "name of the Lease")->capture_default_str();
   return [f]() -> int {
     auto config = ResolveConfig(*f);
     if (!config.ok()) {
@@ -212,6 +241,31 @@ CommandRunner AddServe(CLI::App& sub) {
       std::cerr << "volcache serve: --schedule-period: want a duration of at least 20ms, e.g. 1s\n";
       return 2;
     }
+    std::string identity;
+    if (f->leader_elect) {
+      kube::LeaderElectionOptions le;
+      le.lease_namespace = f->lease_namespace;
+      le.lease_name = f->lease_name;
+      for (auto [flag, text, out] :
+           {std::tuple{"--leader-elect-lease-duration", &f->lease_duration, &le.lease_duration},
+            std::tuple{"--leader-elect-renew-deadline", &f->renew_deadline, &le.renew_deadline},
+            std::tuple{"--leader-elect-retry-period", &f->retry_period, &le.retry_period}}) {
+        auto d = sim::ParseDuration(*text);
+        if (!d.ok()) {
+          std::cerr << "volcache serve: " << flag << ": want a duration, e.g. 15s\n";
+          return 2;
+        }
+        *out = *d;
+      }
+      if (Status s = kube::ValidateLeaderElection(le); !s.ok()) {
+        std::cerr << "volcache serve: " << s.message() << "\n";
+        return 2;
+      }
+      le.identity = identity = kube::DefaultIdentity();
+      opts.leader_election = le;
+      // The audit log tells replicas apart by user agent (they may share credentials).
+      opts.rest.user_agent += " (" + identity + ")";
+    }
     // Every thread started from here on inherits the blocked set; this thread waits for them.
     sigset_t signals;
     sigemptyset(&signals);
@@ -236,6 +290,8 @@ CommandRunner AddServe(CLI::App& sub) {
     metrics::Registry registry;
     auto cache_metrics = std::make_unique<CacheMetrics>(&registry, &runtime);
     auto kube_metrics = std::make_unique<KubeMetrics>(&registry, &(*daemon)->connector());
+    kube::LeaderElector* elector = (*daemon)->elector();
+    auto leader_metrics = std::make_unique<LeaderMetrics>(&registry, elector);
     ContactTracker contact(&(*daemon)->connector());
     std::atomic<bool> synced{false};
     std::unique_ptr<AdminServer> admin;
@@ -243,6 +299,11 @@ CommandRunner AddServe(CLI::App& sub) {
       admin = std::make_unique<AdminServer>(f->admin, &runtime, &registry);
       admin->SetReadiness([&synced, &contact, max_stale = f->readyz_max_stale_seconds] {
         return ReadinessReason(synced.load(), contact.SecondsSinceContact(), max_stale);
+      });
+      admin->SetLiveness([elector]() -> std::string {
+        if (elector && !elector->Healthy())
+          return "leader election: renew deadline missed (leaderelection lost)";
+        return "";
       });
       if (Status s = admin->Start(); !s.ok()) {
         std::cerr << "volcache serve: admin server: " << s.ToString() << "\n";
@@ -260,6 +321,7 @@ CommandRunner AddServe(CLI::App& sub) {
       return sig > 0;
     });
     std::unique_ptr<Scheduler> scheduler;
+    bool lost = false;
     if (sync.ok()) {
       synced = true;
       if (!f->no_schedule) {
@@ -274,14 +336,33 @@ CommandRunner AddServe(CLI::App& sub) {
           cm->ObserveSession(SessionSample{st.total_ms / 1e3, st.open_ms / 1e3, st.placements, st.binds,
                                            st.jobs_unschedulable});
         });
-        scheduler->Start(RealClock::Instance());
+        // With leader election the session starts once this replica leads (below).
+        if (!elector) scheduler->Start(RealClock::Instance());
       }
-      while (sig <= 0) sig = poll_signal(std::chrono::seconds(1));
+      bool scheduling = elector == nullptr;
+      while (sig <= 0) {
+        if (elector) {
+          if (elector->state() == kube::LeaderState::kLost) {
+            lost = true;
+            break;
+          }
+          if (!scheduling && elector->IsLeader()) {
+            scheduling = true;
+            spdlog::info("volcache serve: leading as {}; scheduling", identity);
+            if (scheduler) scheduler->Start(RealClock::Instance());
+          }
+        }
+        sig = poll_signal(elector ? Duration(std::chrono::milliseconds(100))
+                                  : Duration(std::chrono::seconds(1)));
+      }
     } else if (sync.code() != StatusCode::kCancelled) {
       std::cerr << "volcache serve: " << sync.ToString() << "\n";
     }
+    if (lost) spdlog::error("volcache serve: leaderelection lost; exiting with status 1 to restart clean");
     spdlog::info("volcache serve: {}; stopping (binds in flight finish first)",
-                 sig > 0 ? "signal " + std::to_string(sig) : std::string("sync failed"));
+                 lost      ? std::string("leaderelection lost")
+                 : sig > 0 ? "signal " + std::to_string(sig)
+                           : std::string("sync failed"));
     // Bounded exit: whatever blocks (a request to an unresponsive server), the process ends
     // within the grace period after the signal.
     auto log_counts = [&runtime](const char* what) {
@@ -303,8 +384,10 @@ CommandRunner AddServe(CLI::App& sub) {
     admin.reset();
     cache_metrics.reset();
     kube_metrics.reset();
+    leader_metrics.reset();
     scheduler.reset();
     log_counts("stopped");
+    if (lost) return 1;
     return sync.ok() || sig > 0 ? 0 : 1;
   };
 }

@@ -208,7 +208,9 @@ void Connector::Starter(CacheRuntime* runtime) {
   };
   while (!stopping()) {
     const auto now = std::chrono::steady_clock::now();
-    if ((!root || !dflt) && now >= next_attempt) {
+    if ((!root || !dflt) && now >= next_attempt && options_.may_write && !options_.may_write()) {
+      next_attempt = now + options_.queue_retry;  // a standby: try again once leading
+    } else if ((!root || !dflt) && now >= next_attempt) {
       if (!root) root = create("root", /*reclaimable=*/false);
       // The same cause would fail the second POST too: it waits for the first.
       if (root && !dflt) dflt = create(options_.default_queue, /*reclaimable=*/true);

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,6 +53,9 @@ struct ConnectorOptions {
   double queue_retry_jitter = 0.1;
   int queue_retry_steps = 60;
   std::string event_component = "volcano";
+  // When set and false, the root/default queues are not created (leader election: only the
+  // leader writes); the starter tries again once it says true.
+  std::function<bool()> may_write;
 };
 
 struct ConnectorStats {

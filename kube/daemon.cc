@@ -10,9 +10,29 @@
 namespace volcache::kube {
 
 Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
+  std::unique_ptr<KubeDaemon> d(new KubeDaemon());
+  if (options.leader_election) {
+    if (Status s = ValidateLeaderElection(*options.leader_election); !s.ok()) return s;
+    // A client of its own: renewals never wait behind binds on the rate limiter or the
+    // connection pool, and a hanging renewal gives up by the renew deadline.
+    RestClientOptions lo = options.rest;
+    lo.write_gate = nullptr;
+    lo.max_idle_connections = 2;
+    lo.request_timeout = options.leader_election->renew_deadline;
+    lo.connect_timeout = std::min(lo.connect_timeout, options.leader_election->renew_deadline);
+    lo.user_agent += " leader-election";
+    auto lc = RestClient::Create(options.config, lo);
+    if (!lc.ok()) return lc.status();
+    d->elector_clock_ = std::make_shared<RealClock>();  // attempts block on HTTP: own timer thread
+    d->elector_client_ = std::move(lc).value();
+    d->elector_ = std::make_unique<LeaderElector>(d->elector_client_.get(), d->elector_clock_,
+                                                  *options.leader_election);
+    LeaderElector* e = d->elector_.get();
+    options.rest.write_gate = [e] { return e->WriteGate(); };
+    options.connector.may_write = [e] { return e->IsLeader(); };
+  }
   auto client = RestClient::Create(options.config, options.rest);
   if (!client.ok()) return client.status();
-  std::unique_ptr<KubeDaemon> d(new KubeDaemon());
   d->server_ = options.config.server;
   d->sync_timeout_ = options.sync_timeout;
   options.connector.scheduler_name = options.runtime.cache.scheduler_name;
@@ -30,6 +50,7 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
                                                c.evictor(), c.status_updater(), c.event_recorder());
   d->runtime_->Run();
   c.Start(d->runtime_.get());
+  if (d->elector_) d->elector_->Start();
   spdlog::info("connected to {}; waiting for the initial lists", options.config.server);
   return d;
 }
@@ -83,6 +104,8 @@ void KubeDaemon::Stop() {
   stopped_ = true;
   if (runtime_) runtime_->Stop();
   if (connector_) connector_->Stop();
+  // Every write of ours has finished: the lease may go (client-go's ReleaseOnCancel).
+  if (elector_) elector_->Stop(/*release=*/true);
 }
 
 void KubeDaemon::StopNow() {

@@ -4,17 +4,26 @@
 // and stopped in the reverse one. The seam for other surfaces (the HTTP admin server, a
 // scheduling session): they borrow runtime() and connector() after Start() returns.
 //
-// Thread-safety: Start/Stop from one thread; runtime()/connector() are safe to use from any
-// thread between them (see their own contracts).
+// Leader election (optional, DaemonOptions::leader_election; kube/leader_election.h): the
+// elector runs from Launch() on a REST client and a timer thread of its own; every write of
+// the connector's client (binds, evictions, status, events, queue creation) passes its gate
+// (RestClientOptions::write_gate), so a standby keeps its cache synced and writes nothing.
+// Stop() releases the lease after the runtime and the connector stopped (no write of ours
+// can follow the release).
+//
+// Thread-safety: Start/Stop from one thread; runtime()/connector()/elector() are safe to use
+// from any thread between them (see their own contracts).
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/status.h"
 #include "cache/runtime.h"
 #include "kube/connector.h"
 #include "kube/kubeconfig.h"
+#include "kube/leader_election.h"
 #include "kube/rest_client.h"
 
 namespace volcache::kube {
@@ -24,7 +33,8 @@ struct DaemonOptions {
   RestClientOptions rest;
   ConnectorOptions connector;
   RuntimeOptions runtime;
-  Duration sync_timeout = std::chrono::minutes(5);  // WaitForCacheSync
+  Duration sync_timeout = std::chrono::minutes(5);       // WaitForCacheSync
+  std::optional<LeaderElectionOptions> leader_election;  // unset: always write (no HA)
 };
 
 class KubeDaemon {
@@ -44,6 +54,8 @@ class KubeDaemon {
 
   CacheRuntime& runtime() { return *runtime_; }
   Connector& connector() { return *connector_; }
+  // Null without leader election.
+  LeaderElector* elector() { return elector_.get(); }
   // CacheRuntime::Stop (binds in flight finish), then the connector. Idempotent.
   void Stop();
   // Stop() for a prompt exit: binds queued and not yet dispatched are dropped (forgotten,
@@ -54,6 +66,10 @@ class KubeDaemon {
   KubeDaemon() = default;
   std::string server_;
   Duration sync_timeout_{};
+  // Declared before the connector and runtime: the write gate they call outlives them.
+  std::shared_ptr<Clock> elector_clock_;
+  std::unique_ptr<RestClient> elector_client_;
+  std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<CacheRuntime> runtime_;
   bool stopped_ = false;

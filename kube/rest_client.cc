@@ -397,6 +397,12 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
     m.Throttle(cls);
     bool reused = false;
     auto client = m.Acquire(&reused);
+    if (method != "GET" && m.options.write_gate) {
+      if (Status gate = m.options.write_gate(); !gate.ok()) {
+        m.Release(std::move(client));
+        return gate.WithPrefix(fmt::format("{} {}", method, path));
+      }
+    }
     httplib::Request req;
     req.method = std::string(method);
     req.path = full;

@@ -55,6 +55,11 @@ struct RestClientOptions {
   Duration max_retry_after = std::chrono::seconds(10);
   std::string user_agent = "volcache/0.1";
   std::shared_ptr<Clock> clock;  // the rate limiter's time; RealClock::Instance() when null
+  // When set, consulted by Do() for every request but GET right before it is sent (after the
+  // rate limiter's wait): an error is returned as is, prefixed with the method and path, and
+  // nothing is sent. Leader election's gate (kube/leader_election.h): a standby, or a leader
+  // past its renew deadline, writes nothing.
+  std::function<Status()> write_gate;
 };
 
 struct HttpResponse {

@@ -98,6 +98,7 @@ struct AdminServer::Impl {
   metrics::Registry* registry;
   std::function<bool()> ready;
   std::function<std::string()> not_ready_reason;  // when set, replaces `ready`
+  std::function<std::string()> not_live_reason;   // /healthz: "" alive
 
   httplib::Server server;
   std::map<std::string, Handler> routes;  // GET (and HEAD) endpoints; fixed after construction
@@ -122,8 +123,10 @@ struct AdminServer::Impl {
 };
 
 void AdminServer::Impl::Setup() {
-  routes["/healthz"] = [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", kText);
+  routes["/healthz"] = [this](const httplib::Request&, httplib::Response& res) {
+    const std::string reason = not_live_reason ? not_live_reason() : std::string();
+    res.status = reason.empty() ? 200 : 503;
+    res.set_content((reason.empty() ? std::string("ok") : reason) + "\n", kText);
   };
   routes["/readyz"] = [this](const httplib::Request&, httplib::Response& res) {
     if (not_ready_reason) {
@@ -292,6 +295,10 @@ AdminServer::~AdminServer() { Stop(); }
 
 void AdminServer::SetReadiness(std::function<std::string()> reason) {
   impl_->not_ready_reason = std::move(reason);
+}
+
+void AdminServer::SetLiveness(std::function<std::string()> reason) {
+  impl_->not_live_reason = std::move(reason);
 }
 
 std::string ReadinessReason(bool synced, double seconds_since_contact, double max_stale_seconds) {

@@ -2,7 +2,8 @@
 // AdminServer: volcache's HTTP admin surface (SPEC §8; endpoints and metrics in
 // docs/ADMIN.md).
 //
-//   GET /healthz          200 "ok" while the process serves HTTP
+//   GET /healthz          200 "ok" while the process serves HTTP, unless SetLiveness says
+//                         otherwise (503 with its reason: a leader past its renew deadline)
 //   GET /readyz           200 "ok" once `ready()` is true (the cache synced), else 503
 //   GET /metrics          the registry in the Prometheus text format 0.0.4 (prometheus-cpp)
 //   GET /debug/cache      SchedulerCache::Dump() (SPEC §8 JSON)
@@ -82,6 +83,9 @@ class AdminServer {
   // Replaces the readiness rule: `reason` answers "" when ready, else why not (the 503's
   // plain-text body, e.g. "syncing"). Call before Start().
   void SetReadiness(std::function<std::string()> reason);
+  // The /healthz rule: `reason` answers "" when alive, else the 503's plain-text body. Call
+  // before Start(). Unset: always alive.
+  void SetLiveness(std::function<std::string()> reason);
 
   // Binds and starts serving on a background thread; returns once requests are accepted.
   // InvalidArgument for a bad address, Unavailable when the address cannot be bound.

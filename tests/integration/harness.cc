@@ -108,6 +108,8 @@ rules:
     resources: ["events", "pods/status"]
   - group: "events.k8s.io"
     resources: ["events"]
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
 - level: None
 )";
 
@@ -447,7 +449,17 @@ ServeProcess::ServeProcess(const std::string& name, const std::string& log_dir,
   admin_port_ = FreePort();
   log_ = log_dir + "/" + name + ".log";
   std::vector<std::string> argv = {VolcacheBinary(), "-v", "2", "serve"};  // info level
-  for (auto& a : args) argv.push_back(a);
+  // A lease of its own unless the test is about leader election: a process another test
+  // killed must not hold this one up for a lease duration.
+  bool leader_flags = false;
+  for (auto& a : args) {
+    argv.push_back(a);
+    leader_flags = leader_flags || a.rfind("--leader-elect", 0) == 0;
+  }
+  if (!leader_flags) {
+    argv.push_back("--leader-elect-resource-name");
+    argv.push_back("volcache-" + name);
+  }
   argv.push_back("--listen");
   argv.push_back("127.0.0.1:" + std::to_string(admin_port_));
   started_ = std::chrono::steady_clock::now();
@@ -545,6 +557,7 @@ std::vector<AuditEvent> ReadAudit(const std::string& path) {
     }
     if (j.contains("responseStatus")) e.code = j["responseStatus"].value("code", 0);
     if (j.contains("user")) e.user = j["user"].value("username", "");
+    e.user_agent = j.value("userAgent", "");
     e.received = ParseTimestamp(j.value("requestReceivedTimestamp", ""));
     e.completed = ParseTimestamp(j.value("stageTimestamp", ""));
     out.push_back(std::move(e));

@@ -101,7 +101,9 @@ std::string CheckTools(bool* must_fail);
 // The real `volcache serve` as a child process.
 class ServeProcess {
  public:
-  // args after `serve`; --listen 127.0.0.1:<free port> is added. Output to <log_dir>/<name>.log.
+  // args after `serve`; --listen 127.0.0.1:<free port> is added, and
+  // --leader-elect-resource-name volcache-<name> unless an --leader-elect* flag is given.
+  // Output to <log_dir>/<name>.log.
   ServeProcess(const std::string& name, const std::string& log_dir, std::vector<std::string> args);
   ~ServeProcess();  // SIGKILL if still running
   pid_t pid() const { return pid_; }
@@ -135,6 +137,7 @@ bool Eventually(const std::function<bool()>& cond, Seconds deadline);
 // The audit log as parsed events (stage ResponseComplete only).
 struct AuditEvent {
   std::string verb, resource, subresource, ns, name, user;
+  std::string user_agent;  // serve's includes its leader-election identity
   int code = 0;
   double received = 0;   // requestReceivedTimestamp, seconds since the epoch
   double completed = 0;  // stageTimestamp

@@ -53,6 +53,7 @@ const KindInfo kKinds[] = {
     {"priorityclasses", "PriorityClass", "scheduling.k8s.io/v1", false},
     {"podgroups", "PodGroup", "scheduling.volcano.sh/v1beta1", true},
     {"queues", "Queue", "scheduling.volcano.sh/v1beta1", false},
+    {"leases", "Lease", "coordination.k8s.io/v1", true},
 };
 
 const KindInfo* ByResource(const std::string& r) {
@@ -523,6 +524,28 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
     ++st->counters.binds_per_pod[key];
     st->Put(k, obj, "MODIFIED");
     return Reply(res, 201, StatusBody(201, "", "") /* Status Success */);
+  }
+  if (method == "PUT" && r.sub.empty()) {
+    // Update (replace): metadata.resourceVersion, when given, must be the current one, else
+    // 409 Conflict, as kube-apiserver's optimistic concurrency answers (leases).
+    if (!body.is_object()) return ReplyError(res, 400, "BadRequest", "request body is not JSON");
+    const std::string want = MetaStr(body, "resourceVersion");
+    if (!want.empty() && want != obj["metadata"].value("resourceVersion", "")) {
+      ++st->counters.update_conflicts;
+      return ReplyError(res, 409, "Conflict",
+                        "Operation cannot be fulfilled on " + std::string(k.resource) + " \"" + r.name +
+                            "\": the object has been modified; please apply your changes to the latest "
+                            "version and try again");
+    }
+    if (!body.contains("metadata") || !body["metadata"].is_object()) body["metadata"] = json::object();
+    if (MetaStr(body, "name") != r.name)
+      return ReplyError(res, 400, "BadRequest", "the name of the object does not match the name on the URL");
+    body["metadata"]["namespace"] = r.ns;
+    body["metadata"]["uid"] = obj["metadata"].value("uid", "");
+    body["metadata"]["creationTimestamp"] = obj["metadata"].value("creationTimestamp", "");
+    ++st->counters.updates;
+    st->Put(k, body, "MODIFIED");
+    return Reply(res, 200, st->objects[k.resource][key]);
   }
   if (method == "POST" && r.sub == "eviction") {
     ++st->counters.evictions;
