@@ -116,16 +116,21 @@ std::vector<prometheus::MetricFamily> KubeMetrics::Collect() const {
 }
 
 LeaderMetrics::LeaderMetrics(metrics::Registry* registry, kube::LeaderElector* elector)
-    : registry_(registry),
-      elector_(elector),
-      leader_(registry->AddGauge("volcache_leader",
-                                 "1 while this replica is the leader (or leader election is off), else 0")),
-      transitions_(registry->AddCounter("volcache_leader_transitions_total",
-                                        "Times this replica became or stopped being the leader")) {
-  collector_ = registry_->AddCollector([this] {
-    leader_.WithLabels({})->Set(elector_ == nullptr || elector_->IsLeader() ? 1 : 0);
-    transitions_.WithLabels({})->Set(elector_ ? static_cast<double>(elector_->transitions()) : 0);
-  });
+    : registry_(registry), elector_(elector) {
+  collector_ = registry_->AddCollector([this] { return Collect(); });
+}
+
+std::vector<prometheus::MetricFamily> LeaderMetrics::Collect() const {
+  std::vector<prometheus::MetricFamily> out;
+  ScrapeFamily("volcache_leader", "1 while this replica is the leader (or leader election is off), else 0",
+               MetricType::Gauge)
+      .Add({}, elector_ == nullptr || elector_->IsLeader() ? 1 : 0)
+      .AppendTo(&out);
+  ScrapeFamily("volcache_leader_transitions_total", "Times this replica became or stopped being the leader",
+               MetricType::Counter)
+      .Add({}, elector_ ? static_cast<double>(elector_->transitions()) : 0)
+      .AppendTo(&out);
+  return out;
 }
 
 LeaderMetrics::~LeaderMetrics() { registry_->RemoveCollector(collector_); }

@@ -42,11 +42,11 @@ class LeaderMetrics {
   LeaderMetrics& operator=(const LeaderMetrics&) = delete;
 
  private:
+  std::vector<prometheus::MetricFamily> Collect() const;
+
   metrics::Registry* registry_;
   kube::LeaderElector* elector_;
   int collector_ = 0;
-  metrics::Family<metrics::Gauge>& leader_;
-  metrics::Family<metrics::Counter>& transitions_;
 };
 
 }  // namespace volcache::cmd
