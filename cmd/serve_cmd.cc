@@ -352,8 +352,10 @@ CommandRunner AddServe(CLI::App& sub) {
             if (scheduler) scheduler->Start(RealClock::Instance());
           }
         }
-        sig = poll_signal(elector ? Duration(std::chrono::milliseconds(100))
-                                  : Duration(std::chrono::seconds(1)));
+        // Not leading yet: look often, so the first session starts within 10 ms of the lease.
+        sig = poll_signal(!elector     ? Duration(std::chrono::seconds(1))
+                          : scheduling ? Duration(std::chrono::milliseconds(100))
+                                       : Duration(std::chrono::milliseconds(10)));
       }
     } else if (sync.code() != StatusCode::kCancelled) {
       std::cerr << "volcache serve: " << sync.ToString() << "\n";
