@@ -426,6 +426,12 @@ void HandleList(const std::shared_ptr<FakeApiServer::State>& st, const httplib::
   const KindInfo& k = *r.kind;
   int64_t limit = req.has_param("limit") ? std::stoll(req.get_param_value("limit")) : 0;
   if (st->page_limit_cap > 0 && (limit <= 0 || limit > st->page_limit_cap)) limit = st->page_limit_cap;
+  // resourceVersion=0 (no continue token): the real server answers from its watch cache, the
+  // whole list in one response, `limit` ignored.
+  if (!req.has_param("continue") && req.get_param_value("resourceVersion") == "0") {
+    ++st->counters.cache_lists;
+    limit = 0;
+  }
   int64_t snap_id = 0;
   size_t offset = 0;
   if (req.has_param("continue")) {

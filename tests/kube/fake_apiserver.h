@@ -96,6 +96,7 @@ class FakeApiServer {
 
   struct Counters {
     uint64_t lists = 0, list_pages = 0, watches = 0, open_watches = 0;
+    uint64_t cache_lists = 0;  // LISTs with resourceVersion=0: answered whole, `limit` ignored
     uint64_t binds = 0, bind_conflicts = 0, status_patches = 0, deletes = 0, evictions = 0, events = 0,
              creates = 0, faults = 0;
     uint64_t object_patches = 0;                 // merge patches of whole objects (PodGroup status)

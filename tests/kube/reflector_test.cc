@@ -125,7 +125,9 @@ TEST_F(ReflectorTest, InitialSyncFromSeededDataIsPaginated) {
   server_.SeedFromSharedData();
   for (int i = 0; i < 25; ++i) server_.Upsert(PodJson("ns", "p" + std::to_string(i), "100m", "64Mi"));
   server_.SetListPageLimit(7);
-  auto pods = Make(ResourceKind::kPods);
+  ReflectorOptions paged = FastOptions();
+  paged.initial_list_from_cache = false;  // from etcd, in pages
+  auto pods = Make(ResourceKind::kPods, paged);
   ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
   const size_t want = server_.List("pods").size();
   EXPECT_GE(want, 28u);  // 25 + the real pods (k9s fixtures and the API server PodList)
@@ -225,6 +227,28 @@ TEST_F(ReflectorTest, BookmarkAdvancesTheResourceVersionOnly) {
   EXPECT_TRUE(handler_.log().empty());
 }
 
+// As client-go's reflector: the first LIST asks for resourceVersion=0, which the API server
+// answers from its watch cache in one response; a relist after 410 reads from etcd, in pages.
+TEST_F(ReflectorTest, FirstListAsksTheWatchCacheRelistsReadPages) {
+  for (int i = 0; i < 10; ++i) server_.Upsert(PodJson("ns", "p" + std::to_string(i), "100m", "64Mi"));
+  server_.SetListPageLimit(3);
+  auto pods = Make(ResourceKind::kPods);
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  EXPECT_EQ(pods->size(), 10u);
+  EXPECT_EQ(server_.counters().cache_lists, 1u);
+  EXPECT_EQ(pods->stats().list_pages, 1u);
+  ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
+  server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), -1});
+  server_.DropWatches();
+  ASSERT_TRUE(Eventually([&] { return pods->stats().stream_errors >= 1; }));
+  server_.Upsert(PodJson("ns", "p10", "100m", "64Mi"));
+  server_.Compact();
+  server_.ClearFaults();
+  ASSERT_TRUE(Eventually([&] { return pods->stats().relists >= 1 && pods->size() == 11; }));
+  EXPECT_EQ(server_.counters().cache_lists, 1u);  // the relist did not ask the cache
+  EXPECT_EQ(pods->stats().list_pages, 1u + 4u);   // 11 pods, 3 a page
+}
+
 TEST_F(ReflectorTest, RelistAfterGoneDeliversTombstones) {
   server_.Upsert(PodJson("ns", "stays", "100m", "64Mi"));
   server_.Upsert(PodJson("ns", "goes", "100m", "64Mi"));
@@ -282,7 +306,9 @@ TEST_F(ReflectorTest, ListRetriesServerErrorsAndExpiredContinueTokens) {
   server_.AddFault({"GET", "/pods", 500, "InternalError", -1, std::chrono::milliseconds(0), 2});
   server_.AddFault({"GET", "continue=", 410, "Expired", -1, std::chrono::milliseconds(0), 1});
   server_.AddFault({"GET", "/pods", 429, "TooManyRequests", 0, std::chrono::milliseconds(0), 1});
-  auto pods = Make(ResourceKind::kPods);
+  ReflectorOptions paged = FastOptions();
+  paged.initial_list_from_cache = false;  // pages, so there is a continue token to expire
+  auto pods = Make(ResourceKind::kPods, paged);
   ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
   EXPECT_EQ(pods->size(), 10u);
   EXPECT_EQ(handler_.log().size(), 10u);  // each ADD once although the list restarted
