@@ -260,7 +260,7 @@ struct Rig {
     RuntimeOptions o;
     o.inline_execution = true;
     rt = std::make_unique<CacheRuntime>(o, clock, &sim, &sim, &sim, &sim, &sim);
-    sim.SetDeliver([this](SchedulerCache::EventType t, const k8s::Object& obj) {
+    sim.SetDeliver([this](EventType t, const k8s::Object& obj) {
       Status s = rt->cache().Apply(t, obj);
       if (!s.ok()) refused.push_back(s.ToString());
     });
