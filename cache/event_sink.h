@@ -32,7 +32,8 @@ class EventSink {
   // keep `obj` itself instead of a copy.
   virtual Status Add(std::shared_ptr<const k8s::Object> obj) = 0;
   // An update with the feeder's previous version of the object (both of the same kind).
-  virtual Status Update(std::shared_ptr<const k8s::Object> old_obj, std::shared_ptr<const k8s::Object> new_obj) = 0;
+  virtual Status Update(std::shared_ptr<const k8s::Object> old_obj,
+                        std::shared_ptr<const k8s::Object> new_obj) = 0;
 };
 
 }  // namespace volcache
