@@ -29,7 +29,7 @@ std::vector<k8s::NodePtr> SchedulerCache::Impl::SourceNodes() const { return sou
 
 std::vector<k8s::PodPtr> SchedulerCache::Impl::SourcePods() const { return source->ListPods(); }
 
-void SchedulerCache::Impl::Retire(Retired retired) const { Reclaimer::Instance().Retire(std::move(retired)); }
+void SchedulerCache::Impl::Retire(Retired retired) const { reclaimer->Retire(std::move(retired)); }
 
 // ============================================================================ public API
 
@@ -40,6 +40,11 @@ SchedulerCache::SchedulerCache(SchedulerCacheOptions options, std::shared_ptr<Cl
   impl_->clock = clock;
   impl_->source = source;
   impl_->options = options_;
+  impl_->reclaimer = options_.reclaimer;
+  if (options_.background_reclaim && impl_->reclaimer == nullptr) {
+    impl_->owned_reclaimer = std::make_unique<Reclaimer>();
+    impl_->reclaimer = impl_->owned_reclaimer.get();
+  }
   node_queue_ = std::make_unique<WorkQueue>("node", clock, DefaultNodeQueueRateLimiter(clock));
   err_tasks_ = std::make_unique<WorkQueue>("errTasks", clock, DefaultRetryQueueRateLimiter(clock));
   deleted_jobs_ = std::make_unique<WorkQueue>("deletedJobs", clock, DefaultRetryQueueRateLimiter(clock));

@@ -45,6 +45,7 @@
 
 namespace volcache {
 
+class Reclaimer;
 class WorkQueue;
 
 struct SchedulerCacheOptions {
@@ -58,6 +59,9 @@ struct SchedulerCacheOptions {
   // UpdateSnapshot hands the versions it replaced to a background thread to free
   // (cache/reclaimer.h); false frees them on the caller, after the cache lock is released.
   bool background_reclaim = true;
+  // The background reclaimer to use (must outlive the cache); nullptr: with
+  // background_reclaim the cache creates and owns one.
+  Reclaimer* reclaimer = nullptr;
 };
 
 // A decision that must reach the cluster, produced under the lock and executed by a worker

@@ -206,6 +206,7 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.rest.max_idle_connections =
         std::max(opts.rest.max_idle_connections, opts.connector.binder.max_in_flight);
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
+    opts.clock = RealClock::Instance();  // the process's one clock: the runtime and the sync deadline
 
     auto period = sim::ParseDuration(f->schedule_period);
     if (!period.ok() || *period < std::chrono::milliseconds(20)) {

@@ -25,6 +25,9 @@ struct DaemonOptions {
   ConnectorOptions connector;
   RuntimeOptions runtime;
   Duration sync_timeout = std::chrono::minutes(5);  // WaitForCacheSync
+  // The runtime's clock, and the one the sync deadline is measured on. nullptr:
+  // RealClock::Instance().
+  std::shared_ptr<Clock> clock;
 };
 
 class KubeDaemon {
@@ -36,7 +39,7 @@ class KubeDaemon {
   // parallel); returns without waiting for them, so the caller can serve probes and handle
   // signals during the sync.
   static Result<std::unique_ptr<KubeDaemon>> Launch(DaemonOptions options);
-  // Waits for the cache to sync (real time). DeadlineExceeded after options.sync_timeout,
+  // Waits for the cache to sync. DeadlineExceeded after options.sync_timeout (on options.clock),
   // naming the resources whose first LIST is missing; Cancelled as soon as `cancelled`
   // (polled every ~50 ms; may be null) says so. Does not stop anything on error.
   Status WaitForSync(const std::function<bool()>& cancelled = nullptr);
@@ -54,6 +57,7 @@ class KubeDaemon {
   KubeDaemon() = default;
   std::string server_;
   Duration sync_timeout_{};
+  std::shared_ptr<Clock> clock_;
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<CacheRuntime> runtime_;
   bool stopped_ = false;
