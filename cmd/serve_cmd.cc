@@ -25,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include "api/duration.h"
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
@@ -36,7 +37,6 @@
 #include "server/metrics.h"
 #include "server/signal_dump.h"
 #include "session/scheduler.h"
-#include "sim/workload.h"
 #include "workers/bind_flow.h"
 
 namespace volcache::cmd {
@@ -208,7 +208,7 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
     opts.clock = RealClock::Instance();  // the process's one clock: the runtime and the sync deadline
 
-    auto period = sim::ParseDuration(f->schedule_period);
+    auto period = ParseDuration(f->schedule_period);
     if (!period.ok() || *period < std::chrono::milliseconds(20)) {
       std::cerr << "volcache serve: --schedule-period: want a duration of at least 20ms, e.g. 1s\n";
       return 2;

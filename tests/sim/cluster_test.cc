@@ -244,16 +244,6 @@ TEST(WorkloadTest, ASliceWithNoJobsIsRefused) {
   EXPECT_THAT(w.status().message(), HasSubstr("no PodGroups or Pods to run"));
 }
 
-TEST(WorkloadTest, ParseDuration) {
-  EXPECT_EQ(*ParseDuration("1500ms"), 1500ms);
-  EXPECT_EQ(*ParseDuration("90s"), 90s);
-  EXPECT_EQ(*ParseDuration("5m"), 300s);
-  EXPECT_EQ(*ParseDuration("2h"), 7200s);
-  EXPECT_EQ(*ParseDuration("2.5s"), 2500ms);
-  for (const char* bad : {"", "s", "5", "-1s", "5x", "1.2.3s", "ms"})
-    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
-}
-
 // A CacheRuntime (inline, fake clock) fed by the simulator's watch.
 struct Rig {
   explicit Rig(SimOptions so = {}) : sim(so, clock) {
