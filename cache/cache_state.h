@@ -24,6 +24,7 @@
 
 #include "api/mutex.h"
 #include "api/string_map.h"
+#include "cache/reclaimer.h"
 #include "cache/scheduler_cache.h"
 
 namespace volcache {
@@ -96,6 +97,10 @@ struct SchedulerCache::Impl {
   std::shared_ptr<Clock> clock;
   const ClusterSource* source;
   SchedulerCacheOptions options;
+  // Where Retire hands replaced versions: options.reclaimer, or owned_reclaimer when the
+  // options named none (null without background_reclaim).
+  std::unique_ptr<Reclaimer> owned_reclaimer;
+  Reclaimer* reclaimer = nullptr;
 
   mutable Mutex mu;
 

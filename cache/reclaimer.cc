@@ -45,11 +45,6 @@ Reclaimer::~Reclaimer() {
   impl_->thread.join();
 }
 
-Reclaimer& Reclaimer::Instance() {
-  static Reclaimer instance;
-  return instance;
-}
-
 void Reclaimer::Retire(std::vector<std::shared_ptr<const void>> batch) {
   if (batch.empty()) return;
   {
@@ -61,7 +56,7 @@ void Reclaimer::Retire(std::vector<std::shared_ptr<const void>> batch) {
     }
   }
   impl_->wake.Signal();
-  // After stop (process exit): freed right here, by the caller.
+  // After stop (the destructor is running): freed right here, by the caller.
 }
 
 void Reclaimer::Drain() {

@@ -8,8 +8,12 @@
 // them. The versions are immutable and reference counted, so the thread that drops the last
 // reference may be any thread.
 //
-// Thread-safety: Retire and Drain may be called from any thread. One process-wide instance,
-// started on first use; its thread is joined at exit after freeing what is left.
+// Ownership: injected, not process-wide — SchedulerCacheOptions::reclaimer names the one a
+// cache uses (shared by several caches if the caller wishes); a cache given none creates its
+// own. The thread starts with the Reclaimer and is joined by its destructor after freeing what
+// is left, so it must outlive every cache that uses it.
+//
+// Thread-safety: Retire and Drain may be called from any thread.
 
 #include <memory>
 #include <vector>
@@ -18,7 +22,7 @@ namespace volcache {
 
 class Reclaimer {
  public:
-  static Reclaimer& Instance();
+  Reclaimer();  // starts the thread
   void Retire(std::vector<std::shared_ptr<const void>> batch);
   // Blocks until everything retired so far has been freed (tests, benchmarks).
   void Drain();
@@ -28,7 +32,6 @@ class Reclaimer {
   Reclaimer& operator=(const Reclaimer&) = delete;
 
  private:
-  Reclaimer();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

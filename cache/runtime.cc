@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "api/fmt.h"
+#include "api/mutex.h"
 #include "workers/executor.h"
 #include "workers/queue_workers.h"
 #include "workers/rate_limiter.h"
@@ -113,8 +114,17 @@ struct CacheRuntime::Impl {
   bool running = false;
   bool stopped = false;
   bool stopping_now = false;  // StopNow began
-  bool lists_applied = false;
   uint64_t expiry_timer = 0;
+
+  // WaitForCacheSync waits on this (its own mutex: nothing else is taken under it).
+  mutable Mutex sync_mu;
+  CondVar lists_applied_cv;  // signalled when lists_applied becomes true
+  bool lists_applied GUARDED_BY(sync_mu) = false;
+
+  bool ListsApplied() const EXCLUDES(sync_mu) {
+    MutexLock lock(&sync_mu);
+    return lists_applied;
+  }
 
   void Record(const EventRef& ref, const std::string& type, const std::string& reason,
               const std::string& msg) {
@@ -348,29 +358,48 @@ void CacheRuntime::Run() {
 }
 
 void CacheRuntime::MarkInitialListsApplied() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->lists_applied = true;
+  {
+    MutexLock lock(&impl_->sync_mu);
+    impl_->lists_applied = true;
+  }
+  impl_->lists_applied_cv.SignalAll();
 }
 
 bool CacheRuntime::synced() const {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (!impl_->lists_applied) return false;
-  }
+  if (!impl_->ListsApplied()) return false;
   WorkQueueStats st = cache_->node_queue().Stats();
   return st.depth == 0 && st.processing == 0;
 }
 
 Status CacheRuntime::WaitForCacheSync(Duration timeout) {
+  // The timeout is real time (the contract): a FakeClock nobody advances must not make the
+  // wait endless. The waits below are on conditions, never on a polling period.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
+    // Read before the check: a node sync finishing after it ends the wait below at once.
+    const uint64_t processed = impl_->node_workers->stats().processed;
     if (impl_->options.inline_execution) cache_->DrainQueuesOnce();
+    const bool lists_applied = impl_->ListsApplied();
     if (synced()) return Status::Ok();
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status::DeadlineExceeded("cache not synced: initial lists or node syncs still pending");
     }
-    // Production path only: the node workers make progress on their own threads.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!lists_applied) {
+      // Until the feeder says the initial lists are in (MarkInitialListsApplied signals).
+      MutexLock lock(&impl_->sync_mu);
+      while (!impl_->lists_applied) {
+        if (!impl_->lists_applied_cv.WaitUntil(&impl_->sync_mu, deadline)) break;
+      }
+    } else if (impl_->options.inline_execution) {
+      // Node events queued by another thread since the drain above (nothing here syncs them
+      // but this caller): drain again.
+      std::this_thread::yield();
+    } else {
+      // Node syncs queued or running: the node workers signal each one they finish.
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      impl_->node_workers->WaitForProcessed(processed + 1, std::max(left, std::chrono::milliseconds(0)));
+    }
   }
 }
 

@@ -79,7 +79,8 @@ class CacheRuntime final {
   void MarkInitialListsApplied();
   // Returns once the initial lists were applied and every node event queued so far has been
   // synced; DeadlineExceeded after `timeout` (real time; with inline execution the node
-  // queue is drained on the caller).
+  // queue is drained on the caller). Waits on conditions (the lists-applied signal, the node
+  // workers finishing a sync), never on a polling period.
   Status WaitForCacheSync(Duration timeout);
   bool synced() const;
   // Stops accepting binds, dispatches everything queued, waits for binds in flight, then

@@ -29,7 +29,7 @@ std::vector<k8s::NodePtr> SchedulerCache::Impl::SourceNodes() const { return sou
 
 std::vector<k8s::PodPtr> SchedulerCache::Impl::SourcePods() const { return source->ListPods(); }
 
-void SchedulerCache::Impl::Retire(Retired retired) const { Reclaimer::Instance().Retire(std::move(retired)); }
+void SchedulerCache::Impl::Retire(Retired retired) const { reclaimer->Retire(std::move(retired)); }
 
 // ============================================================================ public API
 
@@ -40,6 +40,11 @@ SchedulerCache::SchedulerCache(SchedulerCacheOptions options, std::shared_ptr<Cl
   impl_->clock = clock;
   impl_->source = source;
   impl_->options = options_;
+  impl_->reclaimer = options_.reclaimer;
+  if (options_.background_reclaim && impl_->reclaimer == nullptr) {
+    impl_->owned_reclaimer = std::make_unique<Reclaimer>();
+    impl_->reclaimer = impl_->owned_reclaimer.get();
+  }
   node_queue_ = std::make_unique<WorkQueue>("node", clock, DefaultNodeQueueRateLimiter(clock));
   err_tasks_ = std::make_unique<WorkQueue>("errTasks", clock, DefaultRetryQueueRateLimiter(clock));
   deleted_jobs_ = std::make_unique<WorkQueue>("deletedJobs", clock, DefaultRetryQueueRateLimiter(clock));
@@ -52,6 +57,18 @@ SchedulerCache::~SchedulerCache() {
 }
 
 namespace {
+
+// The member of a shared object, sharing its ownership (no copy).
+template <typename T>
+std::shared_ptr<const T> Share(const std::shared_ptr<const k8s::Object>& obj) {
+  return std::shared_ptr<const T>(obj, &std::get<T>(*obj));
+}
+
+Status NotCached(const k8s::Object& obj, const k8s::Unstructured& u) {
+  return Status::InvalidArgument(k8s::DescribeObject(obj) + ": kind " + u.kind + " (" + u.api_version +
+                                 ") is not an object volcache caches");
+}
+
 Status Count(CacheCounters& c, Status s) {
   if (s.ok()) {
     ++c.events_applied;
@@ -245,8 +262,8 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
       [&](const auto& o) -> Status {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, k8s::Pod>) {
-          auto p = std::make_shared<const k8s::Pod>(o);
           if (type == EventType::kDelete) return DeletePod(o);
+          auto p = std::make_shared<const k8s::Pod>(o);
           if (type == EventType::kUpdate) return UpdatePod(nullptr, p);
           return AddPod(p);
         } else if constexpr (std::is_same_v<T, k8s::Node>) {
@@ -270,11 +287,44 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
           if (type == EventType::kDelete) return DeleteResourceQuota(o);
           return AddResourceQuota(o);
         } else {
-          return Status::InvalidArgument(k8s::DescribeObject(obj) + ": kind " + o.kind + " (" +
-                                         o.api_version + ") is not an object volcache caches");
+          return NotCached(obj, o);
         }
       },
       obj);
+}
+
+Status SchedulerCache::Add(std::shared_ptr<const k8s::Object> obj) {
+  if (std::holds_alternative<k8s::Pod>(*obj)) return AddPod(Share<k8s::Pod>(obj));
+  return Apply(EventType::kAdd, *obj);
+}
+
+Status SchedulerCache::Update(std::shared_ptr<const k8s::Object> old_obj,
+                              std::shared_ptr<const k8s::Object> new_obj) {
+  if (old_obj->index() != new_obj->index()) {
+    return Status::InvalidArgument(k8s::DescribeObject(*new_obj) + ": update from " +
+                                   k8s::DescribeObject(*old_obj) + ", an object of another kind");
+  }
+  return std::visit(
+      [&](const auto& o) -> Status {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, k8s::Pod>) {
+          return UpdatePod(Share<k8s::Pod>(old_obj), Share<k8s::Pod>(new_obj));
+        } else if constexpr (std::is_same_v<T, k8s::Node>) {
+          UpdateNode(std::get<k8s::Node>(*old_obj), o);
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, k8s::PodGroup>) {
+          return UpdatePodGroup(Share<k8s::PodGroup>(old_obj), Share<k8s::PodGroup>(new_obj));
+        } else if constexpr (std::is_same_v<T, k8s::Queue>) {
+          return UpdateQueue(Share<k8s::Queue>(old_obj), Share<k8s::Queue>(new_obj));
+        } else if constexpr (std::is_same_v<T, k8s::PriorityClass>) {
+          return UpdatePriorityClass(std::get<k8s::PriorityClass>(*old_obj), o);
+        } else if constexpr (std::is_same_v<T, k8s::ResourceQuota>) {
+          return UpdateResourceQuota(std::get<k8s::ResourceQuota>(*old_obj), o);
+        } else {
+          return NotCached(*new_obj, o);
+        }
+      },
+      *new_obj);
 }
 
 // ------------------------------------------------------------- assume / bind

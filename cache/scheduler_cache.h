@@ -39,11 +39,13 @@
 #include "api/status.h"
 #include "api/task_info.h"
 #include "cache/cluster_source.h"
+#include "cache/event_sink.h"
 #include "cache/node_tree.h"
 #include "workers/clock.h"
 
 namespace volcache {
 
+class Reclaimer;
 class WorkQueue;
 
 struct SchedulerCacheOptions {
@@ -57,6 +59,9 @@ struct SchedulerCacheOptions {
   // UpdateSnapshot hands the versions it replaced to a background thread to free
   // (cache/reclaimer.h); false frees them on the caller, after the cache lock is released.
   bool background_reclaim = true;
+  // The background reclaimer to use (must outlive the cache); nullptr: with
+  // background_reclaim the cache creates and owns one.
+  Reclaimer* reclaimer = nullptr;
 };
 
 // A decision that must reach the cluster, produced under the lock and executed by a worker
@@ -75,12 +80,12 @@ struct CacheCounters {
   uint64_t incremental_snapshots = 0;
 };
 
-class SchedulerCache {
+class SchedulerCache : public EventSink {
  public:
   // `source` is the lister used by SyncNode, resync and the comparer; it must outlive the
   // cache. `clock` drives TTLs and the retry queues.
   SchedulerCache(SchedulerCacheOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source);
-  ~SchedulerCache();
+  ~SchedulerCache() override;
   SchedulerCache(const SchedulerCache&) = delete;
   SchedulerCache& operator=(const SchedulerCache&) = delete;
 
@@ -123,10 +128,15 @@ class SchedulerCache {
   Status UpdateResourceQuota(const k8s::ResourceQuota& old_quota, const k8s::ResourceQuota& new_quota);
   Status DeleteResourceQuota(const k8s::ResourceQuota& quota);
 
-  // Dispatches a decoded object by kind (add/update are the same for the cache: update is
-  // resolved against the cached object). Unstructured kinds are refused.
-  enum class EventType { kAdd, kUpdate, kDelete };
-  Status Apply(EventType type, const k8s::Object& obj);
+  // EventSink (cache/event_sink.h), what the feeders use. Apply dispatches a decoded object
+  // by kind (add/update are the same for the cache: update is resolved against the cached
+  // object). Add keeps a shared Pod as it is (no copy), and Update passes both versions to
+  // the typed update above. Unstructured kinds are refused.
+  using EventType = volcache::EventType;
+  Status Apply(EventType type, const k8s::Object& obj) override;
+  Status Add(std::shared_ptr<const k8s::Object> obj) override;
+  Status Update(std::shared_ptr<const k8s::Object> old_obj,
+                std::shared_ptr<const k8s::Object> new_obj) override;
 
   // -------------------------------------------------- assume / bind state machine
   // The assume step: the task (by "namespace/name") goes Pending → Binding on `node`, the

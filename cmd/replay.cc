@@ -111,6 +111,7 @@ struct ReplayEngine::State {
   CountingSinks sinks;
   std::unique_ptr<CacheRuntime> runtime;
   SchedulerCache* cache = nullptr;
+  EventSink* events = nullptr;  // where the script's watch events go: *cache
   ReplayStats stats;
   int64_t line = 0;
 
@@ -124,6 +125,7 @@ struct ReplayEngine::State {
     ro.inline_execution = true;
     runtime = std::make_unique<CacheRuntime>(ro, clock, &source, &binder, &sinks, &sinks, &sinks);
     cache = &runtime->cache();
+    events = cache;
     runtime->Run();
   }
 
@@ -146,16 +148,16 @@ struct ReplayEngine::State {
     out << j.dump() << "\n";
   }
 
-  Status ApplyObject(SchedulerCache::EventType type, const k8s::Object& obj) {
+  Status ApplyObject(EventType type, const k8s::Object& obj) {
     ++stats.events;
     if (const auto* pod = std::get_if<k8s::Pod>(&obj)) {
-      if (type == SchedulerCache::EventType::kDelete) {
+      if (type == EventType::kDelete) {
         source.DeletePod(pod->metadata.namespace_, pod->metadata.name);
       } else {
         source.PutPod(std::make_shared<const k8s::Pod>(*pod));
       }
     } else if (const auto* node = std::get_if<k8s::Node>(&obj)) {
-      if (type == SchedulerCache::EventType::kDelete) {
+      if (type == EventType::kDelete) {
         source.DeleteNode(node->metadata.name);
       } else {
         auto ptr = std::make_shared<const k8s::Node>(*node);
@@ -166,10 +168,10 @@ struct ReplayEngine::State {
         source.PutNode(std::move(ptr));
       }
     }
-    return cache->Apply(type, obj);
+    return events->Apply(type, obj);
   }
 
-  void Event(SchedulerCache::EventType type, const nlohmann::json& object) {
+  void Event(EventType type, const nlohmann::json& object) {
     if (!object.is_object()) throw FormError{"\"object\" must be an object"};
     auto obj = k8s::DecodeObjectJson(object);
     if (!obj.ok()) {
@@ -188,13 +190,13 @@ struct ReplayEngine::State {
     if (j.contains("type")) {
       const std::string type = StringField(j, "type");
       if (type == "BOOKMARK") return 0;
-      SchedulerCache::EventType t;
+      EventType t;
       if (type == "ADDED") {
-        t = SchedulerCache::EventType::kAdd;
+        t = EventType::kAdd;
       } else if (type == "MODIFIED") {
-        t = SchedulerCache::EventType::kUpdate;
+        t = EventType::kUpdate;
       } else if (type == "DELETED") {
-        t = SchedulerCache::EventType::kDelete;
+        t = EventType::kDelete;
       } else {
         throw FormError{"unknown watch event type \"" + type + "\""};
       }
@@ -205,9 +207,7 @@ struct ReplayEngine::State {
     if (!j.contains("op")) throw FormError{"neither a watch event (\"type\") nor an operation (\"op\")"};
     const std::string op = StringField(j, "op");
     if (op == "add" || op == "update" || op == "delete") {
-      auto t = op == "add"      ? SchedulerCache::EventType::kAdd
-               : op == "update" ? SchedulerCache::EventType::kUpdate
-                                : SchedulerCache::EventType::kDelete;
+      auto t = op == "add" ? EventType::kAdd : op == "update" ? EventType::kUpdate : EventType::kDelete;
       Event(t, Field(j, "object", nlohmann::json::value_t::object));
     } else if (op == "bind") {
       const std::string task = StringField(j, "task");

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "api/duration.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "cmd/yaml_config.h"
@@ -40,17 +41,17 @@ struct RunFlags {
 
 Status ApplyDurations(RunFlags& f) {
   if (!f.duration.empty() && f.duration != "0") {
-    auto d = sim::ParseDuration(f.duration);
+    auto d = ParseDuration(f.duration);
     if (!d.ok()) return d.status().WithPrefix("--duration");
     f.run.duration = *d;
   }
-  auto sd = sim::ParseDuration(f.start_delay);
+  auto sd = ParseDuration(f.start_delay);
   if (!sd.ok()) return sd.status().WithPrefix("--start-delay");
   f.run.sim.start_delay = *sd;
-  auto wl = sim::ParseDuration(f.watch_latency);
+  auto wl = ParseDuration(f.watch_latency);
   if (!wl.ok()) return wl.status().WithPrefix("--watch-latency");
   f.run.sim.watch_latency = *wl;
-  auto p = sim::ParseDuration(f.period);
+  auto p = ParseDuration(f.period);
   if (!p.ok()) return p.status().WithPrefix("--schedule-period");
   if (*p < std::chrono::milliseconds(20)) return Status::InvalidArgument("--schedule-period: at least 20ms");
   f.run.scheduler.period = *p;

@@ -33,6 +33,7 @@
 #include <thread>
 #include <tuple>
 
+#include "api/duration.h"
 #include "api/fmt.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
@@ -44,7 +45,6 @@
 #include "server/metrics.h"
 #include "server/signal_dump.h"
 #include "session/scheduler.h"
-#include "sim/workload.h"
 #include "workers/bind_flow.h"
 
 namespace volcache::cmd {
@@ -235,8 +235,9 @@ CommandRunner AddServe(CLI::App& sub) {
     opts.rest.max_idle_connections =
         std::max(opts.rest.max_idle_connections, opts.connector.binder.max_in_flight);
     opts.sync_timeout = std::chrono::seconds(f->sync_timeout_seconds);
+    opts.clock = RealClock::Instance();  // the process's one clock: the runtime and the sync deadline
 
-    auto period = sim::ParseDuration(f->schedule_period);
+    auto period = ParseDuration(f->schedule_period);
     if (!period.ok() || *period < std::chrono::milliseconds(20)) {
       std::cerr << "volcache serve: --schedule-period: want a duration of at least 20ms, e.g. 1s\n";
       return 2;
@@ -250,7 +251,7 @@ CommandRunner AddServe(CLI::App& sub) {
            {std::tuple{"--leader-elect-lease-duration", &f->lease_duration, &le.lease_duration},
             std::tuple{"--leader-elect-renew-deadline", &f->renew_deadline, &le.renew_deadline},
             std::tuple{"--leader-elect-retry-period", &f->retry_period, &le.retry_period}}) {
-        auto d = sim::ParseDuration(*text);
+        auto d = ParseDuration(*text);
         if (!d.ok()) {
           std::cerr << "volcache serve: " << flag << ": want a duration, e.g. 15s\n";
           return 2;

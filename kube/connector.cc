@@ -21,59 +21,32 @@ std::shared_ptr<const T> As(const ObjectPtr& obj) {
 
 }  // namespace
 
-// Applies one reflector's changes to the cache.
+// Delivers one reflector's changes to the event sink (the cache), pods through the filter.
 class Connector::Feeder final : public ReflectorHandler {
  public:
   Feeder(Connector* conn, ResourceKind kind) : conn_(conn), kind_(kind) {}
-  void Bind(SchedulerCache* cache) { cache_ = cache; }
+  void Bind(volcache::EventSink* sink) { sink_ = sink; }
 
   void OnAdd(const ObjectPtr& obj) override {
-    if (kind_ == ResourceKind::kPods) {
-      if (!Responsible(*obj)) return Filtered();
-      return Report(obj, "add", cache_->AddPod(As<k8s::Pod>(obj)), obj);
-    }
-    Report(obj, "add", cache_->Apply(SchedulerCache::EventType::kAdd, *obj), obj);
+    if (kind_ == ResourceKind::kPods && !Responsible(*obj)) return Filtered();
+    Report(obj, "add", sink_->Add(obj));
   }
 
   void OnUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj) override {
-    switch (kind_) {
-      case ResourceKind::kPods: {
-        bool was = Responsible(*old_obj), is = Responsible(*new_obj);
-        if (was && is) {
-          Report(new_obj, "update", cache_->UpdatePod(As<k8s::Pod>(old_obj), As<k8s::Pod>(new_obj)), new_obj);
-        } else if (is) {
-          Report(new_obj, "add", cache_->AddPod(As<k8s::Pod>(new_obj)), new_obj);
-        } else if (was) {
-          Report(old_obj, "delete", cache_->DeletePod(std::get<k8s::Pod>(*old_obj)), old_obj);
-        } else {
-          Filtered();
-        }
-        return;
+    if (kind_ == ResourceKind::kPods) {
+      bool was = Responsible(*old_obj), is = Responsible(*new_obj);
+      if (was && is) {
+        Report(new_obj, "update", sink_->Update(old_obj, new_obj));
+      } else if (is) {
+        Report(new_obj, "add", sink_->Add(new_obj));
+      } else if (was) {
+        Report(old_obj, "delete", sink_->Apply(EventType::kDelete, *old_obj));
+      } else {
+        Filtered();
       }
-      case ResourceKind::kNodes:
-        cache_->UpdateNode(std::get<k8s::Node>(*old_obj), std::get<k8s::Node>(*new_obj));
-        return;
-      case ResourceKind::kPodGroups:
-        Report(new_obj, "update",
-               cache_->UpdatePodGroup(As<k8s::PodGroup>(old_obj), As<k8s::PodGroup>(new_obj)), new_obj);
-        return;
-      case ResourceKind::kQueues:
-        Report(new_obj, "update", cache_->UpdateQueue(As<k8s::Queue>(old_obj), As<k8s::Queue>(new_obj)),
-               new_obj);
-        return;
-      case ResourceKind::kPriorityClasses:
-        Report(new_obj, "update",
-               cache_->UpdatePriorityClass(std::get<k8s::PriorityClass>(*old_obj),
-                                           std::get<k8s::PriorityClass>(*new_obj)),
-               new_obj);
-        return;
-      case ResourceKind::kResourceQuotas:
-        Report(new_obj, "update",
-               cache_->UpdateResourceQuota(std::get<k8s::ResourceQuota>(*old_obj),
-                                           std::get<k8s::ResourceQuota>(*new_obj)),
-               new_obj);
-        return;
+      return;
     }
+    Report(new_obj, "update", sink_->Update(old_obj, new_obj));
   }
 
   void OnDelete(const ObjectPtr& obj, bool final_state_unknown) override {
@@ -83,7 +56,7 @@ class Connector::Feeder final : public ReflectorHandler {
       if (!final_state_unknown) return Filtered();
     }
     Report(obj, final_state_unknown ? "delete (tombstone)" : "delete",
-           cache_->Apply(SchedulerCache::EventType::kDelete, *obj), obj);
+           sink_->Apply(EventType::kDelete, *obj));
   }
 
   void OnDecodeError(const Status& error) override { ++conn_->decode_errors_; }
@@ -94,7 +67,7 @@ class Connector::Feeder final : public ReflectorHandler {
     return pod.spec.scheduler_name == conn_->options_.scheduler_name || !pod.spec.node_name.empty();
   }
   void Filtered() { ++conn_->filtered_pods_; }
-  void Report(const ObjectPtr& obj, std::string_view op, const Status& s, const ObjectPtr&) {
+  void Report(const ObjectPtr& obj, std::string_view op, const Status& s) {
     if (s.ok()) return;
     ++conn_->cache_errors_;
     spdlog::warn("cache refused {} of {}: {}", op, k8s::DescribeObject(*obj), s);
@@ -102,7 +75,7 @@ class Connector::Feeder final : public ReflectorHandler {
 
   Connector* conn_;
   const ResourceKind kind_;
-  SchedulerCache* cache_ = nullptr;
+  volcache::EventSink* sink_ = nullptr;  // not kube::EventSink (Kubernetes Event objects)
 };
 
 // The ClusterSource over the node and pod reflectors' stores.
@@ -161,22 +134,26 @@ EventRecorder* Connector::event_recorder() { return &recorder_; }
 Reflector& Connector::reflector(ResourceKind kind) { return *reflectors_[static_cast<size_t>(kind)]; }
 
 void Connector::Start(CacheRuntime* runtime) {
+  Start(&runtime->cache(), [runtime] { runtime->MarkInitialListsApplied(); });
+}
+
+void Connector::Start(volcache::EventSink* sink, std::function<void()> initial_lists_applied) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_ || stopping_) return;
     started_ = true;
   }
-  for (auto& f : feeders_) f->Bind(&runtime->cache());
+  for (auto& f : feeders_) f->Bind(sink);
   // Queues and priority classes before pods and pod groups is not required (the cache
   // handles any order), but it makes the first snapshot complete sooner.
   for (ResourceKind kind : {ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kNodes,
                             ResourceKind::kPodGroups, ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
     reflector(kind).Start();
   }
-  starter_ = std::thread([this, runtime] { Starter(runtime); });
+  starter_ = std::thread([this, done = std::move(initial_lists_applied)] { Starter(done); });
 }
 
-void Connector::Starter(CacheRuntime* runtime) {
+void Connector::Starter(const std::function<void()>& initial_lists_applied) {
   auto stopping = [&] {
     std::lock_guard<std::mutex> lock(mu_);
     return stopping_;
@@ -225,7 +202,7 @@ void Connector::Starter(CacheRuntime* runtime) {
     }
     if (root && dflt) queues_created_ = true;
     if (!marked && HasSynced()) {
-      runtime->MarkInitialListsApplied();
+      if (initial_lists_applied) initial_lists_applied();
       marked = true;
       spdlog::info("initial lists applied");
     }

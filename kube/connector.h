@@ -1,8 +1,8 @@
 #pragma once
 // Connector: volcache against a Kubernetes API server — the reflectors for Pods, Nodes,
-// PodGroups, Queues, PriorityClasses and ResourceQuotas feeding a CacheRuntime's cache, the
-// ClusterSource over their stores, and the REST binder/evictor/status updater/event
-// recorder the runtime borrows (SPEC §6, §7).
+// PodGroups, Queues, PriorityClasses and ResourceQuotas feeding a volcache::EventSink (a CacheRuntime's
+// cache, of which the connector sees only that), the ClusterSource over their stores, and the
+// REST binder/evictor/status updater/event recorder the runtime borrows (SPEC §6, §7).
 //
 // Wiring (the runtime borrows the connector's pieces, so the connector outlives it):
 //   Connector conn(std::move(client), opts);
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cache/cluster_source.h"
+#include "cache/event_sink.h"
 #include "cache/runtime.h"
 #include "kube/events.h"
 #include "kube/reflector.h"
@@ -81,6 +82,11 @@ class Connector {
   RestClient& client() { return *client_; }
   Reflector& reflector(ResourceKind kind);
 
+  // Starts the reflectors feeding `sink` (pods through the scheduler filter) and the starter,
+  // which calls `initial_lists_applied` once, on its thread, when every reflector has applied
+  // its first LIST. The sink must outlive Stop().
+  void Start(volcache::EventSink* sink, std::function<void()> initial_lists_applied);
+  // The usual wiring: the runtime's cache is the sink, MarkInitialListsApplied the callback.
   void Start(CacheRuntime* runtime);
   // True once every reflector applied its first LIST.
   bool HasSynced() const;
@@ -93,7 +99,7 @@ class Connector {
  private:
   class Feeder;
   class Source;
-  void Starter(CacheRuntime* runtime);
+  void Starter(const std::function<void()>& initial_lists_applied);
 
   std::unique_ptr<RestClient> client_;
   const ConnectorOptions options_;

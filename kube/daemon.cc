@@ -35,6 +35,7 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
   if (!client.ok()) return client.status();
   d->server_ = options.config.server;
   d->sync_timeout_ = options.sync_timeout;
+  d->clock_ = options.clock ? options.clock : RealClock::Instance();
   options.connector.scheduler_name = options.runtime.cache.scheduler_name;
   options.connector.default_queue = options.runtime.cache.default_queue;
   // Each batch of BATCH_BIND_NUM binds holds a dispatch thread until the REST binder answers
@@ -46,7 +47,7 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
   options.runtime.dispatch_threads = std::max(options.runtime.dispatch_threads, static_cast<int>(needed));
   d->connector_ = std::make_unique<Connector>(std::move(client).value(), options.connector);
   Connector& c = *d->connector_;
-  d->runtime_ = std::make_unique<CacheRuntime>(options.runtime, RealClock::Instance(), c.source(), c.binder(),
+  d->runtime_ = std::make_unique<CacheRuntime>(options.runtime, d->clock_, c.source(), c.binder(),
                                                c.evictor(), c.status_updater(), c.event_recorder());
   d->runtime_->Run();
   c.Start(d->runtime_.get());
@@ -56,15 +57,15 @@ Result<std::unique_ptr<KubeDaemon>> KubeDaemon::Launch(DaemonOptions options) {
 }
 
 Status KubeDaemon::WaitForSync(const std::function<bool()>& cancelled) {
-  const auto deadline = std::chrono::steady_clock::now() + sync_timeout_;
+  const TimePoint deadline = SaturatingAdd(clock_->Now(), sync_timeout_);
   Status s;
   for (;;) {
-    const auto left = deadline - std::chrono::steady_clock::now();
+    const Duration left = deadline - clock_->Now();
     s = runtime_->WaitForCacheSync(
         std::clamp<Duration>(left, Duration::zero(), std::chrono::milliseconds(50)));
     if (s.ok()) break;
     if (cancelled && cancelled()) return Status::Cancelled("stopped before the cache synced");
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (clock_->Now() >= deadline) break;
   }
   if (!s.ok()) {
     // Name the resources whose first LIST never completed (RBAC, missing CRDs, ...).

@@ -35,6 +35,9 @@ struct DaemonOptions {
   RuntimeOptions runtime;
   Duration sync_timeout = std::chrono::minutes(5);       // WaitForCacheSync
   std::optional<LeaderElectionOptions> leader_election;  // unset: always write (no HA)
+  // The runtime's clock, and the one the sync deadline is measured on. nullptr:
+  // RealClock::Instance().
+  std::shared_ptr<Clock> clock;
 };
 
 class KubeDaemon {
@@ -46,7 +49,7 @@ class KubeDaemon {
   // parallel); returns without waiting for them, so the caller can serve probes and handle
   // signals during the sync.
   static Result<std::unique_ptr<KubeDaemon>> Launch(DaemonOptions options);
-  // Waits for the cache to sync (real time). DeadlineExceeded after options.sync_timeout,
+  // Waits for the cache to sync. DeadlineExceeded after options.sync_timeout (on options.clock),
   // naming the resources whose first LIST is missing; Cancelled as soon as `cancelled`
   // (polled every ~50 ms; may be null) says so. Does not stop anything on error.
   Status WaitForSync(const std::function<bool()>& cancelled = nullptr);
@@ -66,6 +69,7 @@ class KubeDaemon {
   KubeDaemon() = default;
   std::string server_;
   Duration sync_timeout_{};
+  std::shared_ptr<Clock> clock_;
   // Declared before the connector and runtime: the write gate they call outlives them.
   std::shared_ptr<Clock> elector_clock_;
   std::unique_ptr<RestClient> elector_client_;

@@ -41,8 +41,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   std::map<std::string, int> running_pods GUARDED_BY(mu);          // per job
   std::map<std::string, int> finished_pods GUARDED_BY(mu);         // per job
   std::map<std::string, uint64_t> incarnation GUARDED_BY(mu);      // pod key → bumps on recreate/delete
-  std::map<std::string, std::pair<SchedulerCache::EventType, k8s::Object>> stale
-      GUARDED_BY(mu);  // dropped events
+  std::map<std::string, std::pair<EventType, k8s::Object>> stale GUARDED_BY(mu);  // dropped events
   size_t arrivals_pending GUARDED_BY(mu) = 0;
   Resource running GUARDED_BY(mu);
   Resource allocatable GUARDED_BY(mu);
@@ -66,7 +65,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   }
 
   // The watch: schedules delivery of one event (or loses it until the next relist).
-  void EmitLocked(SchedulerCache::EventType type, k8s::Object obj) REQUIRES(mu) {
+  void EmitLocked(EventType type, k8s::Object obj) REQUIRES(mu) {
     const std::string key =
         std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
     ++stats.events_emitted;
@@ -80,7 +79,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   }
 
   // Hands one event to `deliver` after `d`, without the lock (unless shut down by then).
-  void DeliverAfter(Duration d, SchedulerCache::EventType type, k8s::Object obj) {
+  void DeliverAfter(Duration d, EventType type, k8s::Object obj) {
     clock->AfterFunc(d, [weak = weak_from_this(), type, obj = std::move(obj)] {
       auto self = weak.lock();
       if (!self) return;
@@ -108,7 +107,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     });
   }
 
-  void PutPodLocked(std::shared_ptr<k8s::Pod> pod, SchedulerCache::EventType type) REQUIRES(mu) {
+  void PutPodLocked(std::shared_ptr<k8s::Pod> pod, EventType type) REQUIRES(mu) {
     pod->metadata.resource_version = NextRv();
     k8s::Pod copy = *pod;
     store.PutPod(std::move(pod));
@@ -122,7 +121,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     pg.metadata.resource_version = NextRv();
     pg.metadata.creation_timestamp = WallMs(*clock);
     pod_groups[job_key] = pg;
-    EmitLocked(SchedulerCache::EventType::kAdd, pg);
+    EmitLocked(EventType::kAdd, pg);
     JobRecord& r = records[job_key];
     r.name = job_key;
     r.queue = pg.spec.queue.empty() ? "default" : pg.spec.queue;
@@ -133,7 +132,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     for (const auto& p : job.pods) {
       auto pod = std::make_shared<k8s::Pod>(*p);
       pod->metadata.creation_timestamp = WallMs(*clock);
-      PutPodLocked(std::move(pod), SchedulerCache::EventType::kAdd);
+      PutPodLocked(std::move(pod), EventType::kAdd);
     }
   }
 
@@ -160,7 +159,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     const std::string job = JobOf(*pod);
     running.Add(RequestOf(*pod));
     ++stats.pod_starts;
-    PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    PutPodLocked(pod, EventType::kUpdate);
     if (++running_pods[job] == records[job].tasks && !records[job].all_started) {
       records[job].all_started = clock->Now();
       ++stats.jobs_running;
@@ -185,7 +184,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     running.SubUnchecked(RequestOf(*pod));
     --running_pods[job];
     ++stats.pod_finishes;
-    PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    PutPodLocked(pod, EventType::kUpdate);
     JobRecord& r = records[job];
     if (++finished_pods[job] >= r.tasks && !r.finished) {
       r.finished = clock->Now();
@@ -203,10 +202,10 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       if (JobOf(*p) != job) continue;
       ++incarnation[Key(p->metadata)];
       store.DeletePod(p->metadata.namespace_, p->metadata.name);
-      EmitLocked(SchedulerCache::EventType::kDelete, *p);
+      EmitLocked(EventType::kDelete, *p);
     }
     if (auto it = pod_groups.find(job); it != pod_groups.end()) {
-      EmitLocked(SchedulerCache::EventType::kDelete, it->second);
+      EmitLocked(EventType::kDelete, it->second);
       pod_groups.erase(it);
     }
   }
@@ -230,16 +229,16 @@ void SimCluster::Shutdown() {
 void SimCluster::Load(const SimWorkload& w) {
   State& s = *state_;
   MutexLock lock(&s.mu);
-  for (const auto& pc : w.priority_classes) s.EmitLocked(SchedulerCache::EventType::kAdd, *pc);
+  for (const auto& pc : w.priority_classes) s.EmitLocked(EventType::kAdd, *pc);
   for (const auto& q : w.queues) {
     s.queues[q->metadata.name] = *q;
-    s.EmitLocked(SchedulerCache::EventType::kAdd, *q);
+    s.EmitLocked(EventType::kAdd, *q);
   }
   for (const auto& n : w.nodes) {
     s.store.PutNode(n);
     auto a = ResourceFromList(n->status.allocatable, "status.allocatable");
     if (a.ok()) s.allocatable.Add(*a);
-    s.EmitLocked(SchedulerCache::EventType::kAdd, *n);
+    s.EmitLocked(EventType::kAdd, *n);
   }
   for (const auto& job : w.jobs) {
     const std::string key = Key(job.pod_group->metadata);
@@ -311,7 +310,7 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
     auto pod = std::make_shared<k8s::Pod>(**cur);
     pod->spec.node_name = ctx->node_name;
     for (const auto& [k, v] : ctx->task.annotations()) pod->metadata.annotations[k] = v;
-    s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+    s.PutPodLocked(pod, EventType::kUpdate);
     ++s.stats.binds;
     const std::string key = ns + "/" + name;
     const uint64_t inc = s.incarnation[key];
@@ -336,7 +335,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
       {"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
   const std::string key = Key(pod->metadata);
   const bool was_running = pod->status.phase == "Running";
-  s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+  s.PutPodLocked(pod, EventType::kUpdate);
   ++s.stats.evictions;
   const uint64_t inc = ++s.incarnation[key];  // the kubelet's timers for this pod stop
   s.After(s.options.eviction_grace, [key, inc, was_running](State& st) {
@@ -351,7 +350,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
       --st.running_pods[job];
     }
     st.store.DeletePod(key.substr(0, slash), key.substr(slash + 1));
-    st.EmitLocked(SchedulerCache::EventType::kDelete, **gone);
+    st.EmitLocked(EventType::kDelete, **gone);
     // The job controller recreates the pod, Pending, with a new uid.
     auto spec = st.job_specs.find(job);
     if (spec == st.job_specs.end() || st.records[job].finished) return;
@@ -360,7 +359,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
       auto again = std::make_shared<k8s::Pod>(*p);
       again->metadata.uid = fmt::format("{}-{}", p->metadata.uid, inc);
       again->metadata.creation_timestamp = WallMs(*st.clock);
-      st.PutPodLocked(std::move(again), SchedulerCache::EventType::kAdd);
+      st.PutPodLocked(std::move(again), EventType::kAdd);
     }
   });
   return Status::Ok();
@@ -381,7 +380,7 @@ Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCond
   }
   if (!replaced) pod->status.conditions.push_back(condition);
   ++s.stats.status_writes;
-  s.PutPodLocked(pod, SchedulerCache::EventType::kUpdate);
+  s.PutPodLocked(pod, EventType::kUpdate);
   return Status::Ok();
 }
 
@@ -394,7 +393,7 @@ Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
   it->second.status = pg.status;
   it->second.metadata.resource_version = s.NextRv();
   ++s.stats.status_writes;
-  s.EmitLocked(SchedulerCache::EventType::kUpdate, it->second);
+  s.EmitLocked(EventType::kUpdate, it->second);
   return Status::Ok();
 }
 
@@ -409,7 +408,7 @@ Status SimCluster::UpdateQueueStatus(const k8s::Queue& queue) {
   it->second.status = queue.status;
   it->second.metadata.resource_version = s.NextRv();
   ++s.stats.status_writes;
-  s.EmitLocked(SchedulerCache::EventType::kUpdate, it->second);
+  s.EmitLocked(EventType::kUpdate, it->second);
   return Status::Ok();
 }
 

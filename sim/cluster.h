@@ -2,7 +2,7 @@
 // SimCluster: the embedded simulated cluster — an in-process API server and kubelet behind
 // the same interfaces the Kubernetes connector implements (ClusterSource for listing,
 // Binder, Evictor, StatusUpdater, EventRecorder), emitting the watch events a real cluster
-// would through `Deliver` (the cache's Apply).
+// would through `Deliver` (to an EventSink: the cache).
 //
 // Behaviour, all on the injected clock:
 //  - Jobs arrive at their submit time: the PodGroup, then its pods (ADDED events).
@@ -33,7 +33,7 @@
 #include "api/resource.h"
 #include "binder/binder.h"
 #include "cache/cluster_source.h"
-#include "cache/scheduler_cache.h"
+#include "cache/event_sink.h"
 #include "evictor/evictor.h"
 #include "sim/workload.h"
 #include "workers/clock.h"
@@ -76,7 +76,7 @@ class SimCluster final : public ClusterSource,
                          public StatusUpdater,
                          public EventRecorder {
  public:
-  using Deliver = std::function<void(SchedulerCache::EventType, const k8s::Object&)>;
+  using Deliver = std::function<void(EventType, const k8s::Object&)>;
 
   SimCluster(SimOptions options, std::shared_ptr<Clock> clock);
   ~SimCluster() override;

@@ -52,6 +52,7 @@ struct SimRun::State {
   std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
   std::unique_ptr<SimCluster> sim;
   std::unique_ptr<CacheRuntime> runtime;
+  EventSink* events = nullptr;  // the simulated watch's destination: runtime->cache()
   std::unique_ptr<Scheduler> scheduler;
   SimWorkload workload;
   std::atomic<bool> stop{false};
@@ -66,8 +67,9 @@ SimRun::SimRun(RunOptions options) : s_(std::make_unique<State>()) {
   s_->sim = std::make_unique<SimCluster>(s_->options.sim, s_->clock);
   SimCluster* sim = s_->sim.get();
   s_->runtime = std::make_unique<CacheRuntime>(s_->options.runtime, s_->clock, sim, sim, sim, sim, sim);
-  s_->sim->SetDeliver([st = s_.get()](SchedulerCache::EventType type, const k8s::Object& obj) {
-    Status s = st->runtime->cache().Apply(type, obj);
+  s_->events = &s_->runtime->cache();
+  s_->sim->SetDeliver([st = s_.get()](EventType type, const k8s::Object& obj) {
+    Status s = st->events->Apply(type, obj);
     if (s.ok()) return;
     std::lock_guard<std::mutex> lock(st->refused_mu);
     if (++st->refused_count <= 20) st->refused.push_back(s.ToString());

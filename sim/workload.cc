@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "api/duration.h"
 #include "api/k8s/decode.h"
 #include "api/quantity.h"
 
@@ -201,22 +202,6 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
 std::string DataDir() {
   if (const char* env = std::getenv("VOLCACHE_DATA_DIR"); env != nullptr && *env != '\0') return env;
   return VOLCACHE_DEFAULT_DATA_DIR;
-}
-
-Result<Duration> ParseDuration(const std::string& text) {
-  static const std::pair<const char*, double> kUnits[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  for (const auto& [unit, seconds] : kUnits) {
-    const std::string u(unit);
-    if (text.size() <= u.size() || text.compare(text.size() - u.size(), u.size(), u) != 0) continue;
-    std::string num = text.substr(0, text.size() - u.size());
-    // "5m" must not be read as "5" + "m" when it is "5ms".
-    if (u == "m" && !num.empty() && num.back() == 'm') continue;
-    char* end = nullptr;
-    double v = std::strtod(num.c_str(), &end);
-    if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(v) || v < 0) break;
-    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(v * seconds));
-  }
-  return Status::InvalidArgument("duration \"" + text + "\": want a non-negative number with ms, s, m or h");
 }
 
 Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& o) {

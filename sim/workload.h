@@ -70,7 +70,4 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
 // ../shared/data (or $VOLCACHE_DATA_DIR).
 std::string DataDir();
 
-// "90s", "5m", "1h", "1500ms", "2.5s" → duration. InvalidArgument naming the text otherwise.
-Result<Duration> ParseDuration(const std::string& text);
-
 }  // namespace volcache::sim

@@ -1,5 +1,6 @@
 #pragma once
-// Decoding Kubernetes objects from JSON and YAML.
+// Decoding Kubernetes objects from JSON and YAML (decode_json.cc, decode_yaml.cc; timestamps:
+// timestamps.h).
 //
 // Every function returns a Result: malformed JSON/YAML, a field of the wrong type, an
 // invalid quantity or a missing required field (kind, metadata.name) yields InvalidArgument
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "api/k8s/objects.h"
+#include "api/k8s/timestamps.h"  // ParseTimestamp, declared here before the split
 #include "api/status.h"
 
 namespace volcache::k8s {
@@ -46,8 +48,5 @@ Result<std::vector<Object>> DecodeYamlDocuments(std::string_view yaml);
 // Reads a file and decodes it: `.json` files as one object or List, `.jsonl` as watch
 // events' objects in order, anything else as YAML documents.
 Result<std::vector<Object>> DecodeFile(const std::string& path);
-
-// RFC 3339 timestamp ("2019-12-31T19:27:22Z", fractional seconds and offsets allowed).
-Result<TimeMs> ParseTimestamp(std::string_view text);
 
 }  // namespace volcache::k8s

@@ -4,7 +4,7 @@
 // next value of the type it expects and writes straight into the struct, so no DOM is built
 // and members we never read (managedFields, containerStatuses, volume sources, ...) are only
 // scanned. Every function returns false for anything it does not decode exactly as the
-// reference decoder (decode.cc) would; the caller then runs the reference decoder, which
+// reference decoder (decode_json.cc) would; the caller then runs the reference decoder, which
 // gives the result or the exact error. The rules that keep the two identical:
 //  - JSON is checked as strictly as nlohmann::json checks it (grammar, UTF-8, escapes,
 //    surrogate pairs, control characters), including in skipped members. What is harder to

@@ -28,19 +28,39 @@ TEST(ReclaimerTest, FreesRetiredObjectsOnItsOwnThread) {
       ++freed;
     }));
   }
-  Reclaimer::Instance().Retire(std::move(batch));
-  Reclaimer::Instance().Drain();
+  Reclaimer reclaimer;
+  reclaimer.Retire(std::move(batch));
+  reclaimer.Drain();
   EXPECT_EQ(freed.load(), 3);
   EXPECT_NE(freed_on, std::this_thread::get_id());
-  Reclaimer::Instance().Retire({});  // nothing to do
-  Reclaimer::Instance().Drain();
+  reclaimer.Retire({});  // nothing to do
+  reclaimer.Drain();
+}
+
+TEST(ReclaimerTest, DestructorFreesWhatIsLeft) {
+  std::atomic<int> freed{0};
+  {
+    Reclaimer reclaimer;
+    std::vector<std::shared_ptr<const void>> batch;
+    for (int i = 0; i < 3; ++i) {
+      batch.push_back(std::shared_ptr<const int>(new int(i), [&](const int* p) {
+        delete p;
+        ++freed;
+      }));
+    }
+    reclaimer.Retire(std::move(batch));
+  }
+  EXPECT_EQ(freed.load(), 3);
 }
 
 // The job version an incremental snapshot replaces is not destroyed by UpdateSnapshot under
-// the cache lock but by the reclaimer; with background_reclaim off, by the caller right away.
+// the cache lock but by the reclaimer the cache was given; with background_reclaim off, by
+// the caller right away.
 void ReplacedVersionIsFreed(bool background) {
+  Reclaimer reclaimer;  // outlives the cache
   SchedulerCacheOptions o;
   o.background_reclaim = background;
+  o.reclaimer = &reclaimer;
   CacheHarness h(o);
   h.cache->EnsureDefaultQueues();
   h.PutNode(NodeBuilder("n1").Allocatable("8", "32Gi"));
@@ -53,7 +73,7 @@ void ReplacedVersionIsFreed(bool background) {
   // The pod lands on n1: the job and the node get new versions.
   ASSERT_TRUE(h.cache->UpdatePod(nullptr, pod.NodeName("n1").Phase("Running").Ptr()).ok());
   h.cache->UpdateSnapshot(snap.get());
-  if (background) Reclaimer::Instance().Drain();
+  if (background) reclaimer.Drain();
   EXPECT_TRUE(old.expired());
   EXPECT_TRUE(old_node.expired());
   ASSERT_EQ(snap->FindJob("ns/job")->tasks().size(), 1u);

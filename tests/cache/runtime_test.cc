@@ -82,6 +82,36 @@ void GangOf(Rig& r, const std::string& group, int n, const char* cpu = "1") {
     r.AddPod(PodBuilder("ns", group + "-" + std::to_string(i)).Group(group).Request(cpu, "1Gi"));
 }
 
+// WaitForCacheSync waits on conditions: the lists-applied signal wakes it (the timeout,
+// generous, is reached only on failure), and without that signal it gives up at the timeout.
+TEST(CacheRuntimeTest, WaitForCacheSyncWakesWhenTheInitialListsAreApplied) {
+  Rig r;
+  r.rt->Run();
+  r.AddNode("n1");
+  EXPECT_FALSE(r.rt->synced());
+  std::thread feeder([&] { r.rt->MarkInitialListsApplied(); });
+  EXPECT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(60)).ok());
+  feeder.join();
+  EXPECT_TRUE(r.rt->synced());
+  EXPECT_EQ(r.rt->cache().num_nodes(), 1u);
+}
+
+TEST(CacheRuntimeTest, WaitForCacheSyncTimesOutWithoutTheInitialLists) {
+  Rig r;
+  r.rt->Run();
+  Status s = r.rt->WaitForCacheSync(std::chrono::milliseconds(1));
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+}
+
+TEST(CacheRuntimeTest, WaitForCacheSyncWaitsForTheNodeWorkers) {
+  Rig r(/*inline_exec=*/false);
+  r.rt->Run();
+  for (int n = 0; n < 50; ++n) r.AddNode("n" + std::to_string(n));
+  r.rt->MarkInitialListsApplied();
+  ASSERT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(60)).ok());
+  EXPECT_EQ(r.rt->cache().num_nodes(), 50u);
+}
+
 TEST(CacheRuntimeTest, BindIsDispatchedAtTheTwentyMillisecondTickAndFinishes) {
   Rig r;
   r.rt->Run();

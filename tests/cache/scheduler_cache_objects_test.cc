@@ -419,5 +419,59 @@ TEST_F(SchedulerCacheTest, ApplyDispatchesByKind) {
   EXPECT_EQ(cache->Apply(ET::kDelete, k8s::Object(Pod("p1").Build())).code(), StatusCode::kNotFound);
 }
 
+// ========================================================================= EventSink
+
+// What the feeders see of the cache (cache/event_sink.h): shared versions in, the typed
+// add/update underneath.
+TEST_F(SchedulerCacheTest, EventSinkAddAndUpdateUseTheTypedCalls) {
+  EventSink* sink = cache.get();
+  auto obj = [](auto o) { return std::make_shared<const k8s::Object>(std::move(o)); };
+  auto node = NodeBuilder("n1").Allocatable("4", "8Gi").Build();
+  source.PutNode(std::make_shared<const k8s::Node>(node));
+  ASSERT_OK(sink->Add(obj(node)));
+  ASSERT_OK(sink->Update(obj(node), obj(node)));  // queues the node name, like UpdateNode
+  EXPECT_EQ(cache->node_queue().Len(), 1u);
+  cache->DrainQueuesOnce();
+  EXPECT_EQ(cache->num_nodes(), 1u);
+
+  auto q1 = obj(QueueBuilder("q1").Weight(2).Build());
+  ASSERT_OK(sink->Add(q1));
+  ASSERT_OK(sink->Update(q1, obj(QueueBuilder("q1").Weight(7).Build())));
+  auto pg1 = obj(PodGroupBuilder("ns", "job").Queue("q1").ResourceVersion("1").Build());
+  ASSERT_OK(sink->Add(pg1));
+  auto pg2 = obj(PodGroupBuilder("ns", "job").Queue("q1").MinMember(4).ResourceVersion("2").Build());
+  ASSERT_OK(sink->Update(pg1, pg2));
+  auto p1 = obj(Pod("p1").Build());
+  ASSERT_OK(sink->Add(p1));
+  ASSERT_OK(sink->Update(p1, obj(RunningOn(Pod("p1"), "n1").Build())));
+  auto high = obj(MakePriorityClass("high", 50));
+  ASSERT_OK(sink->Add(high));
+  ASSERT_OK(sink->Update(high, obj(MakePriorityClass("high", 60))));
+  json d = DumpJson();
+  EXPECT_EQ(FindQueueJson(d, "q1")["weight"], 7);
+  EXPECT_EQ(FindJobJson(d, "ns/job")["minAvailable"], 4);
+  EXPECT_EQ(FindTaskJson(FindJobJson(d, "ns/job"), "p1")["status"], "Running");
+  EXPECT_EQ(cache->Snapshot()->priority_classes.at("high"), 60);
+}
+
+TEST_F(SchedulerCacheTest, EventSinkUpdateAcrossKindsOrOfUnstructuredIsRefused) {
+  EventSink* sink = cache.get();
+  auto queue = std::make_shared<const k8s::Object>(QueueBuilder("q1").Build());
+  ASSERT_OK(sink->Add(queue));
+  auto pg = std::make_shared<const k8s::Object>(PodGroupBuilder("ns", "job").Queue("q1").Build());
+  ExpectRefused([&] { return sink->Update(queue, pg); }, StatusCode::kInvalidArgument,
+                {"PodGroup ns/job", "another kind"});
+  k8s::Unstructured u;
+  u.api_version = "apps/v1";
+  u.kind = "Deployment";
+  u.metadata.name = "web";
+  u.metadata.namespace_ = "ns";
+  auto deployment = std::make_shared<const k8s::Object>(u);
+  ExpectRefused([&] { return sink->Add(deployment); }, StatusCode::kInvalidArgument,
+                {"Deployment", "ns/web"});
+  ExpectRefused([&] { return sink->Update(deployment, deployment); }, StatusCode::kInvalidArgument,
+                {"Deployment", "ns/web"});
+}
+
 }  // namespace
 }  // namespace volcache

@@ -244,23 +244,13 @@ TEST(WorkloadTest, ASliceWithNoJobsIsRefused) {
   EXPECT_THAT(w.status().message(), HasSubstr("no PodGroups or Pods to run"));
 }
 
-TEST(WorkloadTest, ParseDuration) {
-  EXPECT_EQ(*ParseDuration("1500ms"), 1500ms);
-  EXPECT_EQ(*ParseDuration("90s"), 90s);
-  EXPECT_EQ(*ParseDuration("5m"), 300s);
-  EXPECT_EQ(*ParseDuration("2h"), 7200s);
-  EXPECT_EQ(*ParseDuration("2.5s"), 2500ms);
-  for (const char* bad : {"", "s", "5", "-1s", "5x", "1.2.3s", "ms"})
-    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
-}
-
 // A CacheRuntime (inline, fake clock) fed by the simulator's watch.
 struct Rig {
   explicit Rig(SimOptions so = {}) : sim(so, clock) {
     RuntimeOptions o;
     o.inline_execution = true;
     rt = std::make_unique<CacheRuntime>(o, clock, &sim, &sim, &sim, &sim, &sim);
-    sim.SetDeliver([this](SchedulerCache::EventType t, const k8s::Object& obj) {
+    sim.SetDeliver([this](EventType t, const k8s::Object& obj) {
       Status s = rt->cache().Apply(t, obj);
       if (!s.ok()) refused.push_back(s.ToString());
     });

@@ -1,0 +1,7 @@
+#include "cache/event_sink.h"
+
+namespace volcache {
+
+EventSink::~EventSink() = default;
+
+}  // namespace volcache
