@@ -8,10 +8,12 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "cmd/command.h"
+#include "cmd/yaml_config.h"
 
 namespace volcache::cmd {
 namespace {
@@ -63,6 +65,13 @@ int main(int argc, char** argv) {
   }
 
   app.set_version_flag("--version", std::string("volcache ") + VOLCACHE_VERSION);
+  // `--config FILE` (cmd/yaml_config.h) ranks between the command line and the environment.
+  std::vector<std::unique_ptr<volcache::cmd::ConfigLayer>> config_layers;
+  for (const auto& [sub, run] : runners) {
+    CLI::App* mutable_sub = app.get_subcommand(sub->get_name());
+    if (mutable_sub->get_option_no_throw("--config") != nullptr)
+      config_layers.push_back(std::make_unique<volcache::cmd::ConfigLayer>(mutable_sub));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed on stdout, exit 0
@@ -71,6 +80,12 @@ int main(int argc, char** argv) {
     // Usage errors: one line naming the flag, exit 2 (not CLI11's own codes 105-109).
     std::cerr << "volcache: " << UsageLine(e) << " (see volcache --help)\n";
     return 2;
+  }
+  for (const auto& layer : config_layers) {
+    if (volcache::Status s = layer->Apply(); !s.ok()) {
+      std::cerr << "volcache: " << s.message() << "\n";
+      return 2;
+    }
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("volcache"));
   spdlog::set_level(verbosity >= 4   ? spdlog::level::debug

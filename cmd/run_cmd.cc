@@ -70,6 +70,8 @@ int Run(RunFlags& f) {
   f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
   f.run.scheduler.session.score =
       f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+  spdlog::info("volcache run: workload {}, score {}, schedule period {}", f.run.workload,
+               ScoreStrategyName(f.run.scheduler.session.score), f.period);
   if (!f.quiet) {
     f.run.progress = &std::cerr;
     f.run.progress_tty = isatty(STDERR_FILENO) == 1;
@@ -132,8 +134,6 @@ CommandRunner AddRun(CLI::App& sub) {
   f->run.trace.arrival_scale = 10;
   f->run.trace.cluster_scale = 0.1;
   f->duration = "1h";
-  sub.config_formatter(MakeYamlConfig());
-  sub.set_config("--config", "", "YAML file setting any of these flags (keys: flag names without dashes)");
   sub.add_option("--workload", f->run.workload, "trace:philly | trace:alibaba | a manifest file (YAML/JSON)")
       ->capture_default_str();
   sub.add_option("--jobs", f->run.trace.max_jobs, "jobs of the trace to run")->capture_default_str();
@@ -178,6 +178,7 @@ CommandRunner AddRun(CLI::App& sub) {
   AddBindFlowFlags(sub, &f->bind_flow);
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
+  AddConfigFlag(sub);
   return [f]() -> int { return Run(*f); };
 }
 

@@ -38,6 +38,7 @@
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "cmd/kube_metrics.h"
+#include "cmd/yaml_config.h"
 #include "kube/daemon.h"
 #include "server/admin_flags.h"
 #include "server/admin_server.h"
@@ -212,6 +213,7 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--leader-elect-resource-namespace", f->lease_namespace, "namespace of the Lease")
       ->capture_default_str();
   sub.add_option("--leader-elect-resource-name", f->lease_name, "name of the Lease")->capture_default_str();
+  AddConfigFlag(sub);
   return [f]() -> int {
     auto config = ResolveConfig(*f);
     if (!config.ok()) {
@@ -279,8 +281,9 @@ CommandRunner AddServe(CLI::App& sub) {
       return sigtimedwait(&signals, nullptr, &ts);  // the signal, or -1 on timeout
     };
 
-    spdlog::info("volcache serve: {} (context {}), scheduler {}", opts.config.server,
-                 opts.config.context.empty() ? "in-cluster" : opts.config.context, f->scheduler_name);
+    spdlog::info("volcache serve: {} (context {}), scheduler {}, score {}", opts.config.server,
+                 opts.config.context.empty() ? "in-cluster" : opts.config.context, f->scheduler_name,
+                 f->score);
     // Launch without waiting for the sync: the probes answer and signals count from here on.
     auto daemon = kube::KubeDaemon::Launch(std::move(opts));
     if (!daemon.ok()) {

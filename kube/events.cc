@@ -52,6 +52,7 @@ Status RestEventSink::Create(const KubeEvent& e) {
                {"lastTimestamp", FormatTimestamp(e.last_ms)},
                {"count", e.count}};
   auto resp = client_->Do("POST", fmt::format("/api/v1/namespaces/{}/events", e.namespace_), body.dump());
+  if (resp.ok() && resp->status == 403) LogForbiddenOnce("create", "events", "");
   const std::string what = "create " + Describe(e);
   if (!resp.ok()) return resp.status().WithPrefix(what);
   if (resp->status == 409) return Status::AlreadyExists(what + ": exists");
@@ -64,6 +65,7 @@ Status RestEventSink::Patch(const KubeEvent& e) {
   json patch = {{"count", e.count}, {"lastTimestamp", FormatTimestamp(e.last_ms)}, {"message", e.message}};
   auto resp = client_->Do("PATCH", fmt::format("/api/v1/namespaces/{}/events/{}", e.namespace_, e.name),
                           patch.dump(), kStrategicMergePatch);
+  if (resp.ok() && resp->status == 403) LogForbiddenOnce("patch", "events", "");
   const std::string what = "patch " + Describe(e);
   if (!resp.ok()) return resp.status().WithPrefix(what);
   if (resp->status == 404) return Status::NotFound(what + ": gone");

@@ -55,11 +55,13 @@ void NoteForbidden(const Result<HttpResponse>& resp, std::string_view verb, std:
 // The answer to a write of an object at `object_path`. 2xx → OK. 404 → OK only when a GET of
 // the object confirms it is gone (a 404 for a subresource or a route that does not exist is
 // an error, not "gone"). Any other answer → the API error.
+// `resource`/`group`: the object's, named when the confirming GET is forbidden.
 Status CheckWrite(RestClient* client, const Result<HttpResponse>& resp, std::string_view what,
-                  const std::string& object_path) {
+                  const std::string& object_path, std::string_view resource, std::string_view group) {
   if (!resp.ok()) return resp.status().WithPrefix(what);
   if (resp->status != 404) return ApiError(resp->status, resp->body, what);
   auto get = client->Do("GET", object_path, {}, "application/json", RequestClass::kStatus);
+  NoteForbidden(get, "get", resource, group);
   if (!get.ok()) return get.status().WithPrefix(fmt::format("{}: HTTP 404, and confirming with a GET", what));
   if (get->status == 404) return Status::Ok();  // gone: nothing left to write
   if (get->status >= 200 && get->status < 300) {
@@ -72,8 +74,11 @@ Status CheckWrite(RestClient* client, const Result<HttpResponse>& resp, std::str
 }  // namespace
 
 std::string ForbiddenMessage(std::string_view verb, std::string_view resource, std::string_view group) {
-  return fmt::format("forbidden: cannot {} {} in API group \"{}\" (check the RBAC rules in README.md)", verb,
-                     resource, group);
+  return fmt::format(
+      "forbidden: this client's user or service account needs RBAC permission verb \"{}\" on resource \"{}\" "
+      "in "
+      "API group \"{}\"{} (see deploy/02-clusterrole.yaml)",
+      verb, resource, group, group.empty() ? " (the core group)" : "");
 }
 
 bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group) {
@@ -220,6 +225,7 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
     // A binding is idempotent for the same node: an earlier attempt (its answer lost, or a
     // retry on a fresh connection) may have bound the pod already.
     auto get = client_->Do("GET", ObjectPath(ResourceKind::kPods, task.namespace_(), task.name()));
+    NoteForbidden(get, "get", "pods", "");
     if (get.ok() && get->status == 200) {
       json pod = json::parse(get->body, nullptr, false);
       if (pod.is_object() && pod.contains("spec") && pod["spec"].is_object() &&
@@ -321,17 +327,22 @@ Status RestEvictor::Evict(const k8s::Pod& pod, const std::string& reason) {
   for (const auto& c : EvictionConditions(reason, WallNowMs())) conds.push_back(ConditionJson(c));
   json patch = {{"status", {{"conditions", std::move(conds)}}}};
   auto resp = client_->Do("PATCH", path + "/status", patch.dump(), kStrategicMergePatch);
+  NoteForbidden(resp, "patch", "pods/status", "");
   if (resp.ok() && resp->status == 404) return Status::Ok();  // already gone
   VC_RETURN_IF_ERROR(Check(resp, "evict " + desc + ": set conditions", false));
   if (use_eviction_api_) {
     json ev = {{"apiVersion", "policy/v1"},
                {"kind", "Eviction"},
                {"metadata", {{"name", pod.metadata.name}, {"namespace", pod.metadata.namespace_}}}};
-    return Check(client_->Do("POST", path + "/eviction", ev.dump()), "evict " + desc + ": eviction", true);
+    auto evicted = client_->Do("POST", path + "/eviction", ev.dump());
+    NoteForbidden(evicted, "create", "pods/eviction", "");
+    return Check(evicted, "evict " + desc + ": eviction", true);
   }
   json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   if (!pod.metadata.uid.empty()) opts["preconditions"] = {{"uid", pod.metadata.uid}};
-  return Check(client_->Do("DELETE", path, opts.dump()), "evict " + desc + ": delete", true);
+  auto deleted = client_->Do("DELETE", path, opts.dump());
+  NoteForbidden(deleted, "delete", "pods", "");
+  return Check(deleted, "evict " + desc + ": delete", true);
 }
 
 // ------------------------------------------------------------------- status updater
@@ -343,7 +354,7 @@ Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::Pod
       client_->Do("PATCH", object + "/status", patch.dump(), kStrategicMergePatch, RequestClass::kStatus);
   NoteForbidden(resp, "patch", "pods/status", "");
   return CheckWrite(client_, resp, fmt::format("update pod {} condition {}", PodDesc(pod), condition.type),
-                    object);
+                    object, "pods", "");
 }
 
 bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status,
@@ -410,7 +421,8 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
       Remember(key, {status_text, pg.metadata.resource_version, after});
       return Status::Ok();
     }
-    if (!resp.ok() || resp->status != 409) return CheckWrite(client_, resp, what, path);
+    if (!resp.ok() || resp->status != 409)
+      return CheckWrite(client_, resp, what, path, "podgroups", kVolcanoGroup);
     if (attempt >= kPodGroupStatusAttempts) {
       return ApiError(resp->status, resp->body, fmt::format("{} (after {} attempts)", what, attempt));
     }
@@ -421,6 +433,7 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
     // Conflict: our copy is stale. Re-read the object and retry on its resourceVersion.
     std::this_thread::sleep_for(backoff.Next());
     auto get = client_->Do("GET", path, {}, "application/json", RequestClass::kStatus);
+    NoteForbidden(get, "get", "podgroups", kVolcanoGroup);
     if (!get.ok()) return get.status().WithPrefix(what + ": re-reading after a conflict");
     if (get->status == 404) return Status::Ok();  // deleted meanwhile: nothing left to write
     if (get->status != 200) return ApiError(get->status, get->body, what + ": re-reading after a conflict");
@@ -438,7 +451,8 @@ Status RestStatusUpdater::UpdateQueueStatus(const k8s::Queue& queue) {
   const std::string object = ObjectPath(ResourceKind::kQueues, "", queue.metadata.name);
   auto resp = client_->Do("PATCH", object + "/status", patch.dump(), kMergePatch, RequestClass::kStatus);
   NoteForbidden(resp, "patch", "queues/status", kVolcanoGroup);
-  return CheckWrite(client_, resp, fmt::format("update Queue {} status", queue.metadata.name), object);
+  return CheckWrite(client_, resp, fmt::format("update Queue {} status", queue.metadata.name), object,
+                    "queues", kVolcanoGroup);
 }
 
 // ---------------------------------------------------------------------------- queues

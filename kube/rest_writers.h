@@ -138,8 +138,9 @@ std::string BindingBody(const TaskInfo& task, const std::string& node);
 // POSTs a Queue {name, weight 1, reclaimable}; OK when it exists already (409).
 Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool reclaimable);
 
-// "forbidden: cannot <verb> <resource> in API group "<group>" (check the RBAC rules in
-// README.md)"; the core group is "" .
+// "forbidden: this client's user or service account needs RBAC permission verb "<verb>" on
+// resource "<resource>" in API group "<group>" ... (see deploy/02-clusterrole.yaml)"; the core
+// group is "" (the reflectors name a refused LIST/WATCH the same way).
 std::string ForbiddenMessage(std::string_view verb, std::string_view resource, std::string_view group);
 // Logs ForbiddenMessage once per (verb, resource) for the process; true the first time.
 bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group);

@@ -1,5 +1,5 @@
 // `volcache serve` when things go wrong: API server restart (stale keep-alive connections),
-// 410 Gone relists, an unreachable server, RBAC (the README's and none), bad objects.
+// 410 Gone relists, an unreachable server, RBAC (deploy/'s and none), bad objects.
 // The server runs with the watch cache off and a 5 s compaction so that old resourceVersions
 // really answer 410.
 #include <arpa/inet.h>
@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -301,33 +300,15 @@ TEST_F(FaultsTest, ServerDroppingConnectionsGetsAtMost2AttemptsPerSecondAndServe
   EXPECT_TRUE(serve->WaitExit(Seconds(5)).has_value());
 }
 
-// The README's ClusterRole, read from README.md so the test follows the documentation.
-Json ReadmeClusterRole() {
-  std::ifstream in(std::string(VOLCACHE_SOURCE_DIR) + "/README.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  auto sec = text.find("## Running against a cluster");
-  auto kind = text.find("kind: ClusterRole", sec);
-  if (sec == std::string::npos || kind == std::string::npos) return nullptr;
-  auto start = text.rfind("```yaml", kind);
-  auto end = text.find("```", kind);
-  YAML::Node y = YAML::Load(text.substr(start + 7, end - start - 7));
-  Json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-               {"kind", "ClusterRole"},
-               {"metadata", {{"name", y["metadata"]["name"].as<std::string>()}}}};
-  Json rules = Json::array();
-  for (const auto& r : y["rules"]) {
-    Json jr;
-    for (const char* f : {"apiGroups", "resources", "verbs"}) {
-      Json arr = Json::array();
-      for (const auto& v : r[f]) arr.push_back(v.as<std::string>());
-      jr[f] = arr;
-    }
-    rules.push_back(jr);
+// deploy/'s ClusterRole (README.md points at it), read from the manifest so the test follows it.
+Json DeployClusterRole() {
+  std::string err;
+  for (Json& m : DeployManifests(&err)) {
+    if (m.value("kind", "") != "ClusterRole") continue;
+    m.erase("_file");
+    return m;
   }
-  role["rules"] = rules;
-  return role;
+  return nullptr;
 }
 
 std::string ServiceAccountToken(KubeClient& c, const std::string& ns, const std::string& sa,
@@ -346,12 +327,12 @@ std::string ServiceAccountToken(KubeClient& c, const std::string& ns, const std:
   return a.json()["status"].value("token", "");
 }
 
-TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
+TEST_F(FaultsTest, ServiceAccountWithTheDeployRbacServesAndBinds) {
   KubeClient c = Admin();
   const std::string ns = "rbac";
   CreateNamespace(c, ns);
-  Json role = ReadmeClusterRole();
-  ASSERT_TRUE(role.is_object()) << "no ClusterRole in README.md's \"Running against a cluster\"";
+  Json role = DeployClusterRole();
+  ASSERT_TRUE(role.is_object()) << "no ClusterRole in deploy/";
   const std::string role_name = role["metadata"]["name"];
   auto a = c.Post("/apis/rbac.authorization.k8s.io/v1/clusterroles", role);
   ASSERT_EQ(a.status, 201) << a.body;
@@ -384,7 +365,7 @@ TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
   std::this_thread::sleep_for(std::chrono::seconds(3));
   auto forbidden = LinesWith(serve->Log(), {"403", "forbidden"});
   EXPECT_TRUE(forbidden.empty()) << forbidden.size()
-                                 << " log lines with 403/forbidden under the README's RBAC; first: "
+                                 << " log lines with 403/forbidden under deploy/'s RBAC; first: "
                                  << (forbidden.empty() ? "" : forbidden[0]);
   int denied = 0;
   std::string what;
@@ -394,7 +375,7 @@ TEST_F(FaultsTest, ServiceAccountWithTheReadmeRbacServesAndBinds) {
       what = e.verb + " " + e.resource + (e.subresource.empty() ? "" : "/" + e.subresource);
     }
   }
-  EXPECT_EQ(denied, 0) << "the README's RBAC is missing a permission serve uses: " << what;
+  EXPECT_EQ(denied, 0) << "deploy/'s RBAC is missing a permission serve uses: " << what;
 }
 
 // Defect 3: without RBAC, one clear 403 message per missing permission and no request storm.

@@ -10,13 +10,16 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -644,6 +647,84 @@ std::string CreateReadyNode(KubeClient& c, const std::string& name,
   a = c.MergePatch("/api/v1/nodes/" + name + "/status", NodeStatusJson(cpu, memory, true, pods));
   if (a.status != 200) return "PATCH node status " + name + ": " + std::to_string(a.status) + " " + a.body;
   return "";
+}
+
+}  // namespace volcache::integration
+
+namespace volcache::integration {
+namespace {
+
+Json ToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& kv : n) out[kv.first.as<std::string>()] = ToJson(kv.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& e : n) out.push_back(ToJson(e));
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string v = n.Scalar();
+      if (n.Tag() == "!") return v;  // quoted
+      static const std::regex integer(R"(-?[0-9]+)"), decimal(R"(-?[0-9]+\.[0-9]+)");
+      if (std::regex_match(v, integer)) return std::stoll(v);
+      if (std::regex_match(v, decimal)) return std::stod(v);
+      if (v == "true") return true;
+      if (v == "false") return false;
+      if (v == "null" || v == "~") return nullptr;
+      return v;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+Json YamlToJson(const std::string& yaml_text, std::string* error) {
+  try {
+    return ToJson(YAML::Load(yaml_text));
+  } catch (const YAML::Exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
+}
+
+std::vector<Json> DeployManifests(std::string* error) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(std::string(VOLCACHE_SOURCE_DIR) + "/deploy")) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Json> out;
+  for (const auto& f : files) {
+    try {
+      for (const YAML::Node& doc : YAML::LoadAllFromFile(f.string())) {
+        if (doc.IsNull()) continue;
+        Json j = ToJson(doc);
+        j["_file"] = f.filename().string();
+        out.push_back(std::move(j));
+      }
+    } catch (const YAML::Exception& e) {
+      *error = f.string() + ": " + e.what();
+      return {};
+    }
+  }
+  return out;
+}
+
+std::string CollectionPath(const Json& m) {
+  const std::string api = m.value("apiVersion", "");
+  std::string kind = m.value("kind", "");
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string path = api == "v1" ? "/api/v1" : "/apis/" + api;
+  const std::string ns = m.contains("metadata") ? m["metadata"].value("namespace", "") : "";
+  if (!ns.empty()) path += "/namespaces/" + ns;
+  return path + "/" + kind + "s";
 }
 
 }  // namespace volcache::integration

@@ -152,6 +152,15 @@ std::vector<AuditEvent> ReadAudit(const std::string& path);
 // Successful (201) pods/binding creates per "ns/name", optionally only in one namespace.
 std::map<std::string, int> BindingsPerPod(const std::vector<AuditEvent>& events, const std::string& ns = "");
 
+// A YAML document as the JSON the API server takes: plain scalars that read as integers,
+// decimals, true/false or null become those; quoted scalars and everything else stay strings.
+Json YamlToJson(const std::string& yaml_text, std::string* error);
+// Every document of every deploy/*.yaml manifest, in file-name order (the order of
+// `kubectl apply -f deploy/`); "file" is added to each as "_file" for messages.
+std::vector<Json> DeployManifests(std::string* error);
+// The REST collection path of a manifest: /api/v1[/namespaces/NS]/<kind>s or /apis/<group/version>/...
+std::string CollectionPath(const Json& manifest);
+
 // Pods of a namespace: name -> nodeName ("" when unbound).
 std::map<std::string, std::string> PodNodes(KubeClient& c, const std::string& ns);
 int CountBound(KubeClient& c, const std::string& ns);

@@ -337,9 +337,10 @@ TEST(RestBinderTest, ConflictForThePodAlreadyOnTheSameNodeIsSuccess) {
 }
 
 TEST(ForbiddenTest, NamesTheMissingPermissionOncePerVerbAndResource) {
-  EXPECT_EQ(ForbiddenMessage("create", "queues", "scheduling.volcano.sh"),
-            "forbidden: cannot create queues in API group \"scheduling.volcano.sh\" (check the RBAC rules in "
-            "README.md)");
+  EXPECT_EQ(
+      ForbiddenMessage("create", "queues", "scheduling.volcano.sh"),
+      "forbidden: this client's user or service account needs RBAC permission verb \"create\" on resource "
+      "\"queues\" in API group \"scheduling.volcano.sh\" (see deploy/02-clusterrole.yaml)");
   EXPECT_TRUE(LogForbiddenOnce("list", "widgets-test", "example.com"));
   EXPECT_FALSE(LogForbiddenOnce("list", "widgets-test", "example.com"));
   EXPECT_TRUE(LogForbiddenOnce("watch", "widgets-test", "example.com"));
