@@ -15,6 +15,12 @@
 // leader. A leader that misses its renew deadline fails /healthz and exits with status 1
 // ("leaderelection lost"), like kube-scheduler, to restart clean; SIGTERM releases the lease
 // after the last write.
+//
+// Multi-scheduler sharding (--multi-scheduler / MULTI_SCHEDULER_ENABLE, kube/shard.h,
+// docs/ADMIN.md "Sharding"): Volcano-compatible; every instance is active and keeps only the
+// nodes and jobs the hash ring gives it. With leader election on, each member elects on its
+// own Lease (<--leader-elect-resource-name>-<pod name>), so the members never wait for one
+// another while two processes claiming one member name never both write.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -30,6 +36,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -40,6 +47,7 @@
 #include "cmd/kube_metrics.h"
 #include "cmd/yaml_config.h"
 #include "kube/daemon.h"
+#include "kube/shard.h"
 #include "server/admin_flags.h"
 #include "server/admin_server.h"
 #include "server/cache_metrics.h"
@@ -76,6 +84,9 @@ struct ServeFlags {
   std::string retry_period = "2s";
   std::string lease_namespace = "kube-system";
   std::string lease_name = "volcache";
+  bool multi_scheduler = false;  // given only when the flag was (else MULTI_SCHEDULER_ENABLE)
+  std::string scheduler_num;
+  std::string scheduler_pod_name;
 };
 
 // "Seconds since the last successful watch or list" from what the reflectors count today:
@@ -213,8 +224,18 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--leader-elect-resource-namespace", f->lease_namespace, "namespace of the Lease")
       ->capture_default_str();
   sub.add_option("--leader-elect-resource-name", f->lease_name, "name of the Lease")->capture_default_str();
+  CLI::Option* multi_opt =
+      sub.add_flag("--multi-scheduler", f->multi_scheduler,
+                   "Volcano's multi-scheduler mode: this instance schedules only the nodes and jobs a "
+                   "consistent hash ring gives it (default: $MULTI_SCHEDULER_ENABLE == true)");
+  CLI::Option* num_opt =
+      sub.add_option("--scheduler-num", f->scheduler_num,
+                     "members of the ring, <base>-0 .. <base>-(N-1) (default: $SCHEDULER_NUM)");
+  CLI::Option* pod_opt = sub.add_option(
+      "--scheduler-pod-name", f->scheduler_pod_name,
+      "this instance's member name, <base>-<i> (default: $SCHEDULER_POD_NAME, the StatefulSet pod)");
   AddConfigFlag(sub);
-  return [f]() -> int {
+  return [f, multi_opt, num_opt, pod_opt]() -> int {
     auto config = ResolveConfig(*f);
     if (!config.ok()) {
       std::cerr << "volcache serve: " << config.status().message() << "\n";
@@ -244,11 +265,40 @@ CommandRunner AddServe(CLI::App& sub) {
       std::cerr << "volcache serve: --schedule-period: want a duration of at least 20ms, e.g. 1s\n";
       return 2;
     }
+    // Multi-scheduler sharding: flags over Volcano's environment variables.
+    kube::ShardSettings shard_settings;
+    auto env = [](const char* name) -> std::optional<std::string> {
+      const char* v = std::getenv(name);
+      return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    shard_settings.enable_env = env(kube::kMultiSchedulerEnableEnv);
+    shard_settings.num_env = env(kube::kSchedulerNumEnv);
+    shard_settings.pod_name_env = env(kube::kSchedulerPodNameEnv);
+    if (multi_opt->count() > 0) shard_settings.enable_flag = f->multi_scheduler;
+    if (num_opt->count() > 0) shard_settings.num_flag = f->scheduler_num;
+    if (pod_opt->count() > 0) shard_settings.pod_name_flag = f->scheduler_pod_name;
+    auto shard_config = kube::ResolveShard(shard_settings);
+    if (!shard_config.ok()) {
+      std::cerr << "volcache serve: " << shard_config.status().message() << "\n";
+      return 2;
+    }
+    std::shared_ptr<const kube::Shard> shard;
+    if (shard_config->has_value()) {
+      shard = std::make_shared<kube::Shard>(**shard_config);
+      opts.connector.shard = shard;
+      // The audit log tells the members apart by user agent.
+      opts.rest.user_agent += " (" + shard->identity() + ")";
+      spdlog::info("volcache serve: multi-scheduler: this is {} of {} members ({}-0 .. {}-{})",
+                   shard->identity(), shard->config().num, shard->config().base, shard->config().base,
+                   shard->config().num - 1);
+    }
     std::string identity;
     if (f->leader_elect) {
       kube::LeaderElectionOptions le;
       le.lease_namespace = f->lease_namespace;
       le.lease_name = f->lease_name;
+      // Sharded: one Lease per member, so that all members are active at once.
+      if (shard) le.lease_name += "-" + shard->identity();
       for (auto [flag, text, out] :
            {std::tuple{"--leader-elect-lease-duration", &f->lease_duration, &le.lease_duration},
             std::tuple{"--leader-elect-renew-deadline", &f->renew_deadline, &le.renew_deadline},
@@ -309,6 +359,8 @@ CommandRunner AddServe(CLI::App& sub) {
           return "leader election: renew deadline missed (leaderelection lost)";
         return "";
       });
+      kube::Connector* connector = &(*daemon)->connector();
+      admin->SetShard([connector] { return connector->ShardJson(); });
       if (Status s = admin->Start(); !s.ok()) {
         std::cerr << "volcache serve: admin server: " << s.ToString() << "\n";
         (*daemon)->StopNow();

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "api/fmt.h"
 #include "workers/backoff.h"
 
@@ -28,12 +31,14 @@ class Connector::Feeder final : public ReflectorHandler {
   void Bind(volcache::EventSink* sink) { sink_ = sink; }
 
   void OnAdd(const ObjectPtr& obj) override {
-    if (kind_ == ResourceKind::kPods && !Responsible(*obj)) return Filtered();
+    if (!Responsible(*obj)) return Filtered();  // pods, nodes and PodGroups outside the shard
     Report(obj, "add", sink_->Add(obj));
   }
 
   void OnUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj) override {
-    if (kind_ == ResourceKind::kPods) {
+    if (kind_ == ResourceKind::kPods || kind_ == ResourceKind::kPodGroups) {
+      // Ours may change (a pod bound onto one of our nodes; a PodGroup's first owner
+      // reference): enter or leave the cache accordingly.
       bool was = Responsible(*old_obj), is = Responsible(*new_obj);
       if (was && is) {
         Report(new_obj, "update", sink_->Update(old_obj, new_obj));
@@ -46,6 +51,8 @@ class Connector::Feeder final : public ReflectorHandler {
       }
       return;
     }
+    // A node's name never changes: its shard neither.
+    if (!Responsible(*new_obj)) return Filtered();
     Report(new_obj, "update", sink_->Update(old_obj, new_obj));
   }
 
@@ -54,6 +61,8 @@ class Connector::Feeder final : public ReflectorHandler {
       // A tombstone's last version may predate the bind that made it ours: let the cache
       // decide (it removes the task it holds, or does nothing).
       if (!final_state_unknown) return Filtered();
+    } else if (!Responsible(*obj)) {
+      return Filtered();  // nodes and PodGroups outside the shard were never added
     }
     Report(obj, final_state_unknown ? "delete (tombstone)" : "delete",
            sink_->Apply(EventType::kDelete, *obj));
@@ -63,10 +72,29 @@ class Connector::Feeder final : public ReflectorHandler {
 
  private:
   bool Responsible(const k8s::Object& obj) const {
-    const auto& pod = std::get<k8s::Pod>(obj);
-    return pod.spec.scheduler_name == conn_->options_.scheduler_name || !pod.spec.node_name.empty();
+    switch (kind_) {
+      case ResourceKind::kPods:
+        return conn_->PodIsOurs(std::get<k8s::Pod>(obj));
+      case ResourceKind::kNodes:
+        return conn_->NodeIsOurs(std::get<k8s::Node>(obj).metadata.name);
+      case ResourceKind::kPodGroups:
+        return conn_->PodGroupIsOurs(std::get<k8s::PodGroup>(obj));
+      default:
+        return true;  // queues, priority classes, quotas: shared by every shard
+    }
   }
-  void Filtered() { ++conn_->filtered_pods_; }
+  void Filtered() {
+    switch (kind_) {
+      case ResourceKind::kNodes:
+        ++conn_->filtered_nodes_;
+        return;
+      case ResourceKind::kPodGroups:
+        ++conn_->filtered_podgroups_;
+        return;
+      default:
+        ++conn_->filtered_pods_;
+    }
+  }
   void Report(const ObjectPtr& obj, std::string_view op, const Status& s) {
     if (s.ok()) return;
     ++conn_->cache_errors_;
@@ -84,22 +112,32 @@ class Connector::Source final : public ClusterSource {
   explicit Source(Connector* conn) : conn_(conn) {}
   Result<k8s::NodePtr> GetNode(const std::string& name) const override {
     ObjectPtr obj = conn_->reflector(ResourceKind::kNodes).Get(name);
-    if (!obj) return Status::NotFound("node " + name + " not found");
+    if (!obj || !conn_->NodeIsOurs(name)) return Status::NotFound("node " + name + " not found");
     return As<k8s::Node>(obj);
   }
   Result<k8s::PodPtr> GetPod(const std::string& ns, const std::string& name) const override {
     ObjectPtr obj = conn_->reflector(ResourceKind::kPods).Get(ns + "/" + name);
-    if (!obj) return Status::NotFound("pod " + ns + "/" + name + " not found");
+    if (!obj || (conn_->options_.shard && !conn_->PodIsOurs(std::get<k8s::Pod>(*obj)))) {
+      return Status::NotFound("pod " + ns + "/" + name + " not found");
+    }
     return As<k8s::Pod>(obj);
   }
   std::vector<k8s::NodePtr> ListNodes() const override {
     std::vector<k8s::NodePtr> out;
-    for (const auto& o : conn_->reflector(ResourceKind::kNodes).List()) out.push_back(As<k8s::Node>(o));
+    for (const auto& o : conn_->reflector(ResourceKind::kNodes).List()) {
+      auto node = As<k8s::Node>(o);
+      if (conn_->NodeIsOurs(node->metadata.name)) out.push_back(std::move(node));
+    }
     return out;
   }
+  // Without sharding every pod (the cache compares against what it holds); with sharding
+  // the shard's view, so that Compare() does not report the other shards' pods as missing.
   std::vector<k8s::PodPtr> ListPods() const override {
     std::vector<k8s::PodPtr> out;
-    for (const auto& o : conn_->reflector(ResourceKind::kPods).List()) out.push_back(As<k8s::Pod>(o));
+    for (const auto& o : conn_->reflector(ResourceKind::kPods).List()) {
+      auto pod = As<k8s::Pod>(o);
+      if (!conn_->options_.shard || conn_->PodIsOurs(*pod)) out.push_back(std::move(pod));
+    }
     return out;
   }
 
@@ -132,6 +170,52 @@ Evictor* Connector::evictor() { return &evictor_; }
 StatusUpdater* Connector::status_updater() { return &status_; }
 EventRecorder* Connector::event_recorder() { return &recorder_; }
 Reflector& Connector::reflector(ResourceKind kind) { return *reflectors_[static_cast<size_t>(kind)]; }
+const Reflector& Connector::reflector(ResourceKind kind) const {
+  return *reflectors_[static_cast<size_t>(kind)];
+}
+
+bool Connector::PodIsOurs(const k8s::Pod& pod) const {
+  const Shard* shard = options_.shard.get();
+  if (pod.spec.scheduler_name == options_.scheduler_name && (!shard || shard->OwnsObject(pod.metadata))) {
+    return true;
+  }
+  // Bound pods count on their node: every bound pod without sharding, those on our nodes with.
+  return !pod.spec.node_name.empty() && (!shard || shard->OwnsNode(pod.spec.node_name));
+}
+
+bool Connector::NodeIsOurs(const std::string& name) const {
+  return !options_.shard || options_.shard->OwnsNode(name);
+}
+
+bool Connector::PodGroupIsOurs(const k8s::PodGroup& pg) const {
+  return !options_.shard || options_.shard->OwnsObject(pg.metadata);
+}
+
+std::string Connector::ShardJson() const {
+  std::vector<std::string> nodes, jobs;
+  for (const auto& o : reflector(ResourceKind::kNodes).List()) {
+    const auto& node = std::get<k8s::Node>(*o);
+    if (NodeIsOurs(node.metadata.name)) nodes.push_back(node.metadata.name);
+  }
+  for (const auto& o : reflector(ResourceKind::kPodGroups).List()) {
+    const auto& pg = std::get<k8s::PodGroup>(*o);
+    if (PodGroupIsOurs(pg)) jobs.push_back(pg.metadata.namespace_ + "/" + pg.metadata.name);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  std::sort(jobs.begin(), jobs.end());
+  const Shard* shard = options_.shard.get();
+  nlohmann::ordered_json j;
+  j["enabled"] = shard != nullptr;
+  j["identity"] = shard ? shard->identity() : "";
+  j["base"] = shard ? shard->config().base : "";
+  j["members"] = shard ? shard->members() : std::vector<std::string>{};
+  j["nodes"] = {{"count", nodes.size()}, {"names", nodes}};
+  j["jobs"] = {{"count", jobs.size()}, {"names", jobs}};
+  j["filtered"] = {{"pods", filtered_pods_.load()},
+                   {"nodes", filtered_nodes_.load()},
+                   {"podGroups", filtered_podgroups_.load()}};
+  return j.dump();
+}
 
 void Connector::Start(CacheRuntime* runtime) {
   Start(&runtime->cache(), [runtime] { runtime->MarkInitialListsApplied(); });
@@ -250,6 +334,8 @@ ConnectorStats Connector::stats() const {
   s.cache_errors = cache_errors_;
   s.decode_errors = decode_errors_;
   s.filtered_pods = filtered_pods_;
+  s.filtered_nodes = filtered_nodes_;
+  s.filtered_podgroups = filtered_podgroups_;
   s.queues_created = queues_created_;
   s.queue_create_attempts = queue_create_attempts_;
   return s;

@@ -22,6 +22,14 @@
 // FilteringResourceEventHandler). Cache refusals (bad objects) are logged with the cache's
 // message and counted; they never stop the reflector.
 //
+// Shard filter (ConnectorOptions::shard set: Volcano's multi-scheduler mode, kube/shard.h),
+// exactly Volcano's informer filters: a node is kept when the ring gives its name to this
+// instance; a PodGroup when the ring gives its key (first owner reference's name, else its
+// name) to this instance; a pod when it is ours (our schedulerName and its key is ours) or it
+// is bound to one of our nodes (whatever its scheduler: a foreign pod on our node keeps the
+// node's accounting exact). Everything else is dropped before the cache, and the
+// ClusterSource answers with the same view (a node or pod outside the shard is NotFound).
+//
 // Thread-safety: the accessors are safe from any thread; Start/Stop from one thread.
 
 #include <atomic>
@@ -40,6 +48,7 @@
 #include "kube/reflector.h"
 #include "kube/rest_client.h"
 #include "kube/rest_writers.h"
+#include "kube/shard.h"
 
 namespace volcache::kube {
 
@@ -57,12 +66,16 @@ struct ConnectorOptions {
   // When set and false, the root/default queues are not created (leader election: only the
   // leader writes); the starter tries again once it says true.
   std::function<bool()> may_write;
+  // Multi-scheduler sharding (kube/shard.h); null: this instance owns the whole cluster.
+  std::shared_ptr<const Shard> shard;
 };
 
 struct ConnectorStats {
-  uint64_t cache_errors = 0;   // events the cache refused
-  uint64_t decode_errors = 0;  // objects the decoder refused
-  uint64_t filtered_pods = 0;  // pod events outside the scheduler filter
+  uint64_t cache_errors = 0;        // events the cache refused
+  uint64_t decode_errors = 0;       // objects the decoder refused
+  uint64_t filtered_pods = 0;       // pod events outside the scheduler (and shard) filter
+  uint64_t filtered_nodes = 0;      // node events outside this instance's shard
+  uint64_t filtered_podgroups = 0;  // PodGroup events outside this instance's shard
   bool queues_created = false;
   uint64_t queue_create_attempts = 0;  // POSTs of the root/default queues
 };
@@ -81,6 +94,7 @@ class Connector {
   EventRecorder* event_recorder();
   RestClient& client() { return *client_; }
   Reflector& reflector(ResourceKind kind);
+  const Reflector& reflector(ResourceKind kind) const;
 
   // Starts the reflectors feeding `sink` (pods through the scheduler filter) and the starter,
   // which calls `initial_lists_applied` once, on its thread, when every reflector has applied
@@ -95,6 +109,19 @@ class Connector {
   void Stop();
 
   ConnectorStats stats() const;
+
+  // What this instance owns, as the /debug/shard JSON (docs/ADMIN.md, "Sharding"):
+  //   {"enabled", "identity", "base", "members": [...], "nodes": {"count", "names"},
+  //    "jobs": {"count", "names": ["ns/podgroup", ...]}, "filtered": {"pods", "nodes",
+  //    "podGroups"}}
+  // from the reflectors' stores through the shard filter (names sorted). Without sharding:
+  // "enabled": false, no identity or members, every node and PodGroup.
+  std::string ShardJson() const;
+
+  // The filters (see the file comment); safe from any thread.
+  bool PodIsOurs(const k8s::Pod& pod) const;
+  bool NodeIsOurs(const std::string& name) const;
+  bool PodGroupIsOurs(const k8s::PodGroup& pg) const;
 
  private:
   class Feeder;
@@ -117,6 +144,7 @@ class Connector {
   bool stopping_ = false;  // guarded by mu_
   bool started_ = false;   // guarded by mu_
   std::atomic<uint64_t> cache_errors_{0}, decode_errors_{0}, filtered_pods_{0};
+  std::atomic<uint64_t> filtered_nodes_{0}, filtered_podgroups_{0};
   std::atomic<bool> queues_created_{false};
   std::atomic<uint64_t> queue_create_attempts_{0};
   std::thread starter_;

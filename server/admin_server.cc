@@ -99,6 +99,7 @@ struct AdminServer::Impl {
   std::function<bool()> ready;
   std::function<std::string()> not_ready_reason;  // when set, replaces `ready`
   std::function<std::string()> not_live_reason;   // /healthz: "" alive
+  std::function<std::string()> shard_json;        // /debug/shard
 
   httplib::Server server;
   std::map<std::string, Handler> routes;  // GET (and HEAD) endpoints; fixed after construction
@@ -173,6 +174,13 @@ void AdminServer::Impl::Setup() {
     }
     body += '\n';
     res.set_content(body, kJson);
+  };
+  routes["/debug/shard"] = [this](const httplib::Request&, httplib::Response& res) {
+    if (!shard_json) {
+      JsonError(res, 503, "no shard information attached to this server");
+      return;
+    }
+    res.set_content(shard_json() + "\n", kJson);
   };
   routes["/debug/compare"] = [this](const httplib::Request&, httplib::Response& res) {
     if (!NeedsCache(res)) return;
@@ -300,6 +308,8 @@ void AdminServer::SetReadiness(std::function<std::string()> reason) {
 void AdminServer::SetLiveness(std::function<std::string()> reason) {
   impl_->not_live_reason = std::move(reason);
 }
+
+void AdminServer::SetShard(std::function<std::string()> json) { impl_->shard_json = std::move(json); }
 
 std::string ReadinessReason(bool synced, double seconds_since_contact, double max_stale_seconds) {
   if (!synced) return "syncing";

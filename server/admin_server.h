@@ -11,6 +11,8 @@
 //                         itself (DumpClusterInfo) unless ?summary=1
 //   GET /debug/compare    the cache against the cluster source (SchedulerCache::Compare) and
 //                         the accounting invariants (CheckInvariants)
+//   GET /debug/shard      what this instance owns in multi-scheduler mode (SetShard's JSON;
+//                         503 when none is attached)
 // HEAD works wherever GET does. Errors are JSON `{"error":"..."}`: 401 without the bearer
 // token (when one is configured), 404 unknown path, 405 other methods on a known path (with
 // `Allow`), 413 request bodies over `max_body_bytes`, 503 not ready / no cache attached.
@@ -86,6 +88,9 @@ class AdminServer {
   // The /healthz rule: `reason` answers "" when alive, else the 503's plain-text body. Call
   // before Start(). Unset: always alive.
   void SetLiveness(std::function<std::string()> reason);
+  // The /debug/shard answer: `json` returns the JSON document (kube::Connector::ShardJson).
+  // Call before Start(). Unset: 503.
+  void SetShard(std::function<std::string()> json);
 
   // Binds and starts serving on a background thread; returns once requests are accepted.
   // InvalidArgument for a bad address, Unavailable when the address cannot be bound.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "api/fmt.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
@@ -116,6 +118,99 @@ TEST(ConnectorTest, PodFilterFollowsTheSchedulerName) {
   // The default scheduler binds its pod: it enters the filter (counted on the node).
   server.Upsert(PodJson("ns", "foreign-pending", "1", "1Gi", "", "default-scheduler", "n1"));
   ASSERT_TRUE(Eventually([&] { return h.rt.cache().HasTask("ns/foreign-pending"); }));
+}
+
+nlohmann::json OwnedBy(nlohmann::json obj, const std::string& owner) {
+  obj["metadata"]["ownerReferences"] = nlohmann::json::array({{{"apiVersion", "batch.volcano.sh/v1alpha1"},
+                                                               {"kind", "Job"},
+                                                               {"name", owner},
+                                                               {"uid", owner + "-uid"}}});
+  return obj;
+}
+
+// Volcano's multi-scheduler filters, as instance volcano-scheduler-1 of 3. Owners on the ring
+// (kube/shard_test.cc's Python model): node-7 and node-9 -> member 1, node-0..6 and node-8 ->
+// members 0 or 2; job-b and job-d -> 1, job-a -> 0, job-c -> 2; "pg-a" -> 1, "pg-b" -> 2.
+TEST(ConnectorTest, ShardFilterKeepsOnlyThisInstancesNodesJobsAndTheirPods) {
+  FakeApiServer server;
+  for (int n = 0; n < 10; ++n) server.Upsert(NodeJson("node-" + std::to_string(n), "8", "16Gi"));
+  // A job of ours (the PodGroup and its pods share the owner job-b), one of member 0's.
+  server.Upsert(OwnedBy(PodGroupJson("ns", "pg-b", 2), "job-b"));
+  server.Upsert(OwnedBy(PodJson("ns", "b-0", "1", "1Gi", "pg-b"), "job-b"));
+  server.Upsert(OwnedBy(PodJson("ns", "b-1", "1", "1Gi", "pg-b"), "job-b"));
+  server.Upsert(OwnedBy(PodGroupJson("ns", "grp-a", 1), "job-a"));
+  server.Upsert(OwnedBy(PodJson("ns", "a-0", "1", "1Gi", "grp-a"), "job-a"));
+  // Without an owner a PodGroup is keyed by its name: pg-a is ours (pg-b would not be).
+  server.Upsert(PodGroupJson("ns", "pg-a", 1));
+  // Bound pods: member 0's job on our node-7 counts on it; a foreign pod on node-9 too;
+  // foreign pods on other members' nodes do not.
+  server.Upsert(OwnedBy(PodJson("ns", "a-bound", "1", "1Gi", "", "volcano", "node-7"), "job-a"));
+  server.Upsert(PodJson("ns", "foreign-ours", "1", "1Gi", "", "default-scheduler", "node-9"));
+  server.Upsert(PodJson("ns", "foreign-theirs", "1", "1Gi", "", "default-scheduler", "node-0"));
+  server.Upsert(PodJson("ns", "pending-foreign", "1", "1Gi", "", "default-scheduler"));
+
+  ConnectorOptions copts = FastConnector();
+  copts.shard = std::make_shared<Shard>(ShardConfig{"volcano-scheduler-1", "volcano-scheduler", 3});
+  Harness h(server, copts);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/b-0"));
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/b-1"));
+  EXPECT_FALSE(h.rt.cache().HasTask("ns/a-0"));
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/a-bound"));
+  EXPECT_TRUE(h.rt.cache().HasTask("ns/foreign-ours"));
+  EXPECT_FALSE(h.rt.cache().HasTask("ns/foreign-theirs"));
+  EXPECT_FALSE(h.rt.cache().HasTask("ns/pending-foreign"));
+  EXPECT_EQ(h.rt.cache().num_nodes(), 2u);
+  auto snap = h.rt.cache().Snapshot();
+  EXPECT_EQ(snap->nodes().size(), 2u);
+  EXPECT_TRUE(snap->nodes().count("node-7"));
+  EXPECT_TRUE(snap->nodes().count("node-9"));
+  std::set<std::string> jobs;
+  for (const auto& [_, job] : snap->jobs()) jobs.insert(job->name());
+  EXPECT_EQ(jobs, (std::set<std::string>{"pg-a", "pg-b"}));
+  // The cache agrees with the shard's view of the cluster, and accounting is exact.
+  EXPECT_EQ(h.rt.cache().Compare(), "");
+  EXPECT_EQ(h.rt.cache().CheckInvariants(), Status::Ok());
+  EXPECT_FALSE(h.conn.source()->GetNode("node-0").ok());
+  EXPECT_TRUE(h.conn.source()->GetNode("node-7").ok());
+
+  auto shard = nlohmann::json::parse(h.conn.ShardJson());
+  EXPECT_EQ(shard["enabled"], true);
+  EXPECT_EQ(shard["identity"], "volcano-scheduler-1");
+  EXPECT_EQ(shard["members"],
+            nlohmann::json::array({"volcano-scheduler-0", "volcano-scheduler-1", "volcano-scheduler-2"}));
+  EXPECT_EQ(shard["nodes"]["count"], 2);
+  EXPECT_EQ(shard["nodes"]["names"], nlohmann::json::array({"node-7", "node-9"}));
+  EXPECT_EQ(shard["jobs"]["names"], nlohmann::json::array({"ns/pg-a", "ns/pg-b"}));
+  EXPECT_EQ(h.conn.stats().filtered_nodes, 8u);
+  EXPECT_EQ(h.conn.stats().filtered_podgroups, 1u);
+
+  // A new job keyed to us arrives after the sync; one keyed elsewhere stays out.
+  server.Upsert(OwnedBy(PodGroupJson("ns", "pg-d", 1), "job-d"));
+  server.Upsert(OwnedBy(PodJson("ns", "d-0", "1", "1Gi", "pg-d"), "job-d"));
+  server.Upsert(OwnedBy(PodGroupJson("ns", "pg-c", 1), "job-c"));
+  server.Upsert(OwnedBy(PodJson("ns", "c-0", "1", "1Gi", "pg-c"), "job-c"));
+  ASSERT_TRUE(Eventually([&] { return h.rt.cache().HasTask("ns/d-0"); }));
+  ASSERT_TRUE(Eventually([&] { return h.conn.stats().filtered_podgroups == 2u; }));
+  EXPECT_FALSE(h.rt.cache().HasTask("ns/c-0"));
+  // Member 0's pending pod gets bound onto our node-9 (by its own instance): it enters.
+  server.Upsert(OwnedBy(PodJson("ns", "a-0", "1", "1Gi", "grp-a", "volcano", "node-9"), "job-a"));
+  ASSERT_TRUE(Eventually([&] { return h.rt.cache().HasTask("ns/a-0"); }));
+  EXPECT_EQ(h.rt.cache().CheckInvariants(), Status::Ok());
+}
+
+TEST(ConnectorTest, WithoutShardTheDebugViewListsEverything) {
+  FakeApiServer server;
+  server.Upsert(NodeJson("n1", "8", "16Gi"));
+  server.Upsert(NodeJson("n2", "8", "16Gi"));
+  server.Upsert(PodGroupJson("ns", "g", 1));
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  auto shard = nlohmann::json::parse(h.conn.ShardJson());
+  EXPECT_EQ(shard["enabled"], false);
+  EXPECT_EQ(shard["nodes"]["names"], nlohmann::json::array({"n1", "n2"}));
+  EXPECT_EQ(shard["jobs"]["names"], nlohmann::json::array({"ns/g"}));
 }
 
 TEST(ConnectorTest, GangIsBoundThroughTheRestBinderAndConfirmedByTheWatch) {

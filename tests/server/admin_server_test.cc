@@ -397,6 +397,20 @@ TEST(AdminServerTest, SetReadinessAnswersTheReasonAsPlainText) {
   EXPECT_EQ(res->body, "ok\n");
 }
 
+TEST(AdminServerTest, DebugShardServesTheAttachedJson) {
+  AdminOptions o;
+  o.listen = "127.0.0.1:0";
+  AdminServer s(o, nullptr, nullptr);
+  s.SetShard([] { return std::string(R"({"enabled":true,"identity":"volcano-scheduler-1"})"); });
+  ASSERT_TRUE(s.Start().ok());
+  httplib::Client c("127.0.0.1", s.port());
+  auto res = c.Get("/debug/shard");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(nlohmann::json::parse(res->body)["identity"], "volcano-scheduler-1");
+}
+
 TEST(AdminServerTest, WithoutRuntimeOrRegistryTheEndpointsSay503) {
   AdminOptions o;
   o.listen = "127.0.0.1:0";
@@ -405,7 +419,7 @@ TEST(AdminServerTest, WithoutRuntimeOrRegistryTheEndpointsSay503) {
   httplib::Client c("127.0.0.1", s.port());
   EXPECT_EQ(c.Get("/healthz")->status, 200);
   EXPECT_EQ(c.Get("/readyz")->status, 503);
-  for (const char* path : {"/metrics", "/debug/cache", "/debug/snapshot", "/debug/compare"}) {
+  for (const char* path : {"/metrics", "/debug/cache", "/debug/snapshot", "/debug/compare", "/debug/shard"}) {
     auto res = c.Get(path);
     ASSERT_TRUE(res) << path;
     EXPECT_EQ(res->status, 503) << path;
