@@ -4,10 +4,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include "api/mutex.h"
 
 namespace volcache::bench {
 
@@ -30,18 +30,18 @@ struct LoopbackApiServer::Impl {
   int port = 0;
   int listen_fd = -1;
 
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::unordered_map<std::string, Collection> collections;  // guarded by mu
-  bool released = false;                                    // guarded by mu
-  bool stopping = false;                                    // guarded by mu
-  uint64_t lists = 0;                                       // guarded by mu
+  mutable Mutex mu;
+  CondVar cv;  // released or stopping
+  std::unordered_map<std::string, Collection> collections GUARDED_BY(mu);
+  bool released GUARDED_BY(mu) = false;
+  bool stopping GUARDED_BY(mu) = false;
+  uint64_t lists GUARDED_BY(mu) = 0;
 
-  void List(const std::string& path, const httplib::Request& req, httplib::Response& res) {
+  void List(const std::string& path, const httplib::Request& req, httplib::Response& res) EXCLUDES(mu) {
     std::string kind = "List";
     std::shared_ptr<const std::vector<std::string>> items;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       ++lists;
       auto it = collections.find(path);
       if (it != collections.end()) {
@@ -72,10 +72,10 @@ struct LoopbackApiServer::Impl {
     res.set_content(std::move(body), "application/json");
   }
 
-  void Watch(const std::string& path, httplib::Response& res) {
+  void Watch(const std::string& path, httplib::Response& res) EXCLUDES(mu) {
     std::shared_ptr<const std::vector<std::string>> lines;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       auto it = collections.find(path);
       if (it != collections.end() && !it->second.watch_served) {
         lines = it->second.watch_lines;
@@ -86,14 +86,15 @@ struct LoopbackApiServer::Impl {
     res.status = 200;
     res.set_chunked_content_provider(
         "application/json", [this, lines, next](size_t, httplib::DataSink& sink) {
-          std::unique_lock<std::mutex> lock(mu);
-          if (lines && *next < lines->size()) {
-            cv.wait(lock, [&] { return released || stopping; });
-            if (stopping) {
-              sink.done();
-              return true;
+          if (lines && *next < lines->size()) {  // `lines` and `next` are this stream's own
+            {
+              MutexLock lock(&mu);
+              while (!released && !stopping) cv.Wait(&mu);
+              if (stopping) {
+                sink.done();
+                return true;
+              }
             }
-            lock.unlock();
             std::string chunk;
             chunk.reserve(chunk_bytes + 8192);
             while (*next < lines->size() && chunk.size() < chunk_bytes) {
@@ -104,7 +105,10 @@ struct LoopbackApiServer::Impl {
             return sink.write(chunk.data(), chunk.size());
           }
           // Idle until the server stops, as a quiet watch does.
-          cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping; });
+          MutexLock lock(&mu);
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+          while (!stopping && cv.WaitUntil(&mu, deadline)) {
+          }
           if (stopping) sink.done();
           return true;
         });
@@ -129,17 +133,17 @@ LoopbackApiServer::LoopbackApiServer(size_t chunk_bytes) : impl_(std::make_uniqu
 
 LoopbackApiServer::~LoopbackApiServer() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     impl_->stopping = true;
   }
-  impl_->cv.notify_all();
+  impl_->cv.SignalAll();
   impl_->server.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
 void LoopbackApiServer::SetList(const std::string& collection, const std::string& list_kind,
                                 std::shared_ptr<const std::vector<std::string>> items) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   Collection& c = impl_->collections[collection];
   c.list_kind = list_kind;
   c.items = std::move(items);
@@ -147,7 +151,7 @@ void LoopbackApiServer::SetList(const std::string& collection, const std::string
 
 void LoopbackApiServer::SetWatch(const std::string& collection,
                                  std::shared_ptr<const std::vector<std::string>> lines) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->collections[collection].watch_lines = std::move(lines);
 }
 
@@ -165,14 +169,14 @@ std::string LoopbackApiServer::url() const { return "http://127.0.0.1:" + std::t
 
 void LoopbackApiServer::ReleaseWatch() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     impl_->released = true;
   }
-  impl_->cv.notify_all();
+  impl_->cv.SignalAll();
 }
 
 uint64_t LoopbackApiServer::list_requests() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->lists;
 }
 

@@ -3,9 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <variant>
 
@@ -97,24 +95,30 @@ struct CacheRuntime::Impl {
   BucketRateLimiter* status_bucket = nullptr;
   std::unique_ptr<QueueWorkers> node_workers, resync_workers, cleanup_workers, status_workers;
 
-  mutable std::mutex mu;  // guards everything below
+  // Everything above is set by the constructor (the workers and the flow are reset only by
+  // the destructor, after Stop). The runtime's own bookkeeping below is guarded by mu, a leaf
+  // lock: nothing else is acquired under it but a clock's (AfterFunc/Cancel), and no binder,
+  // evictor, status-updater, recorder, handler or observer call is made with it held.
+  mutable Mutex mu;
   // Latest desired write per object; present while the object is queued, being written or
   // waiting for a retry (so a newer write only replaces it: coalesced, one token).
   struct PendingWrite {
     uint64_t seq;  // from next_write_seq: a newer write of the object has a larger one
     StatusWrite write;
   };
-  std::map<std::string, PendingWrite> pending_writes;
-  uint64_t next_write_seq = 0;
-  std::map<std::string, Resource> written_queue_alloc;  // last written queue allocated
-  std::map<std::string, std::string> left_out_logged;   // job -> why it is left out, as last logged
-  std::vector<std::shared_ptr<BindContextHandler>> handlers;
-  RuntimeCounters counters;
-  std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer;  // called outside mu
-  bool running = false;
-  bool stopped = false;
-  bool stopping_now = false;  // StopNow began
-  uint64_t expiry_timer = 0;
+  std::map<std::string, PendingWrite> pending_writes GUARDED_BY(mu);
+  uint64_t next_write_seq GUARDED_BY(mu) = 0;
+  std::map<std::string, Resource> written_queue_alloc GUARDED_BY(mu);  // last written queue allocated
+  // job -> why it is left out, as last logged
+  std::map<std::string, std::string> left_out_logged GUARDED_BY(mu);
+  // The handlers and the observer are copied out and called outside mu.
+  std::vector<std::shared_ptr<BindContextHandler>> handlers GUARDED_BY(mu);
+  std::shared_ptr<const std::function<void(Duration, bool)>> node_sync_observer GUARDED_BY(mu);
+  RuntimeCounters counters GUARDED_BY(mu);
+  bool running GUARDED_BY(mu) = false;
+  bool stopped GUARDED_BY(mu) = false;
+  bool stopping_now GUARDED_BY(mu) = false;  // StopNow began
+  uint64_t expiry_timer GUARDED_BY(mu) = 0;
 
   // WaitForCacheSync waits on this (its own mutex: nothing else is taken under it).
   mutable Mutex sync_mu;
@@ -126,14 +130,15 @@ struct CacheRuntime::Impl {
     return lists_applied;
   }
 
-  void Record(const EventRef& ref, const std::string& type, const std::string& reason,
-              const std::string& msg) {
+  // The event recorder: never under mu (nor the cache's lock).
+  void Record(const EventRef& ref, const std::string& type, const std::string& reason, const std::string& msg)
+      EXCLUDES(mu) {
     if (recorder) recorder->Event(ref, type, reason, msg);
   }
 
-  void EnqueueWrite(const std::string& key, StatusWrite w) {
+  void EnqueueWrite(const std::string& key, StatusWrite w) EXCLUDES(mu) {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       auto [it, inserted] =
           pending_writes.insert_or_assign(key, PendingWrite{++next_write_seq, std::move(w)});
       if (!inserted) return;  // coalesced: the pending write of this object now sends the newest
@@ -142,14 +147,17 @@ struct CacheRuntime::Impl {
   }
 
   // Queues `key` once the status bucket grants it a token.
-  void QueueWithToken(const std::string& key) { status_queue->AddAfter(key, status_bucket->When(key)); }
+  void QueueWithToken(const std::string& key) EXCLUDES(mu) {
+    status_queue->AddAfter(key, status_bucket->When(key));
+  }
 
-  // One status write (the latest desired state of `key`). Keeps it pending on failure.
-  Status ProcessWrite(const std::string& key) {
+  // One status write (the latest desired state of `key`), through the status updater (I/O:
+  // never under mu). Keeps it pending on failure.
+  Status ProcessWrite(const std::string& key) EXCLUDES(mu) {
     StatusWrite w;
     uint64_t seq = 0;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       auto it = pending_writes.find(key);
       if (it == pending_writes.end()) return Status::Ok();  // written by an earlier pass
       w = it->second.write;
@@ -170,7 +178,7 @@ struct CacheRuntime::Impl {
         w);
     bool requeue = false;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       if (s.ok()) {
         ++counters.status_writes;
         // Done unless a newer write arrived meanwhile: that one goes next, with a token.
@@ -188,7 +196,7 @@ struct CacheRuntime::Impl {
     return s;
   }
 
-  void DrainStatusInline() {
+  void DrainStatusInline() EXCLUDES(mu) {
     std::string item;
     while (status_queue->TryGet(&item)) {
       Status s = ProcessWrite(item);
@@ -201,9 +209,9 @@ struct CacheRuntime::Impl {
     }
   }
 
-  void ScheduleExpiry(SchedulerCache* cache) {
+  void ScheduleExpiry(SchedulerCache* cache) EXCLUDES(mu) {
     if (options.cache.assumed_ttl <= Duration::zero()) return;
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (stopped) return;
     expiry_timer = clock->AfterFunc(options.expiry_period, [this, cache] {
       cache->CleanupExpiredAssumed();
@@ -220,7 +228,7 @@ void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
   // cluster already.
   if (!s.ok()) spdlog::debug("bind of {} succeeded; {}", key, s);
   {
-    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    MutexLock lock(&rt_->impl_->mu);
     ++rt_->impl_->counters.binds_succeeded;
   }
   rt_->impl_->Record({"Pod", ctx.task.namespace_(), ctx.task.name(), ctx.task.uid()}, "Normal", "Scheduled",
@@ -231,7 +239,7 @@ void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error)
   const std::string& key = ctx.task.key();
   bool stopping;
   {
-    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    MutexLock lock(&rt_->impl_->mu);
     stopping = rt_->impl_->stopped || rt_->impl_->stopping_now;
   }
   if (stopping && error.code() == StatusCode::kCancelled) {
@@ -241,7 +249,7 @@ void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error)
     if (Status s = rt_->cache_->ForgetTask(key, ctx.node_name); !s.ok()) {
       spdlog::debug("forget {} after a cancelled bind: {}", key, s);
     }
-    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    MutexLock lock(&rt_->impl_->mu);
     ++rt_->impl_->counters.binds_cancelled;
     return;
   }
@@ -254,7 +262,7 @@ void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error)
     rt_->cache_->err_tasks().Add(key);
   }
   {
-    std::lock_guard<std::mutex> lock(rt_->impl_->mu);
+    MutexLock lock(&rt_->impl_->mu);
     ++rt_->impl_->counters.binds_failed;
   }
   if (ctx.task.meta && ctx.task.meta->pod) {
@@ -310,7 +318,7 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
         Status s = cache->SyncNode(n);
         std::shared_ptr<const std::function<void(Duration, bool)>> observer;
         {
-          std::lock_guard<std::mutex> lock(impl_->mu);
+          MutexLock lock(&impl_->mu);
           observer = impl_->node_sync_observer;
         }
         if (observer) (*observer)(impl_->clock->Now() - start, s.ok());
@@ -343,7 +351,7 @@ CacheRuntime::~CacheRuntime() {
 
 void CacheRuntime::Run() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->running || impl_->stopped) return;
     impl_->running = true;
   }
@@ -406,7 +414,7 @@ Status CacheRuntime::WaitForCacheSync(Duration timeout) {
 void CacheRuntime::Stop() {
   uint64_t timer = 0;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->stopped) return;
     impl_->stopped = true;
     timer = impl_->expiry_timer;
@@ -424,14 +432,14 @@ void CacheRuntime::Stop() {
 
 void CacheRuntime::StopNow() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->stopped) return;
     impl_->stopping_now = true;  // a hand-back is a quiet forget from here on
   }
   impl_->flow->Stop(/*drain=*/false);  // queued binds handed back (forgotten); in flight finish
   uint64_t cancelled;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     cancelled = impl_->counters.binds_cancelled;
   }
   if (cancelled > 0) spdlog::info("stop: {} queued binds not attempted (tasks forgotten)", cancelled);
@@ -449,7 +457,7 @@ Status CacheRuntime::AddBindTask(std::unique_ptr<BindContext> ctx) {
   const std::string key = ctx->task.key();
   const std::string node = ctx->node_name;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->stopped) return Status::Cancelled("bind " + key + ": the cache is stopping");
   }
   VC_RETURN_IF_ERROR(cache_->AddBindTask(key, node));
@@ -478,7 +486,7 @@ Status CacheRuntime::AddBindTask(std::unique_ptr<BindContext> ctx) {
 }
 
 void CacheRuntime::RegisterBindContextHandler(std::shared_ptr<BindContextHandler> handler) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->handlers.push_back(std::move(handler));
 }
 
@@ -490,7 +498,7 @@ Status CacheRuntime::Bind(const std::string& task_key, const std::string& node, 
   ctx->node_name = node;
   std::vector<std::shared_ptr<BindContextHandler>> handlers;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     handlers = impl_->handlers;
   }
   for (const auto& h : handlers) {
@@ -508,7 +516,7 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
       const TaskInfo& t = shared->task;
       Status s = impl_->evictor ? impl_->evictor->Evict(t.pod(), shared->reason) : Status::Ok();
       {
-        std::lock_guard<std::mutex> lock(impl_->mu);
+        MutexLock lock(&impl_->mu);
         ++(s.ok() ? impl_->counters.evictions_ok : impl_->counters.evictions_failed);
       }
       if (!s.ok()) {
@@ -556,7 +564,7 @@ void CacheRuntime::UpdateJobStatus(const JobInfo& job, const std::string& phase)
 void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
   if (!queue.queue) return;  // volcache's own default queues exist in the cluster only once created
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     auto it = impl_->written_queue_alloc.find(queue.name);
     if (it != impl_->written_queue_alloc.end() && it->second == queue.allocated) return;
     impl_->written_queue_alloc[queue.name] = queue.allocated;
@@ -619,7 +627,7 @@ void CacheRuntime::RecordLeftOutJobEvents() {
   }
   {
     // The log names each left-out job once (again only if the reason changes), not every session.
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     for (const auto& [job, msg] : now_left_out) {
       auto [it, inserted] = impl_->left_out_logged.try_emplace(job, msg);
       if (inserted || it->second != msg)
@@ -638,7 +646,7 @@ void CacheRuntime::RunDueWorkInline() {
 }
 
 RuntimeCounters CacheRuntime::counters() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->counters;
 }
 
@@ -651,7 +659,7 @@ void CacheRuntime::SetBindObserver(std::function<void(size_t, Duration)> observe
 void CacheRuntime::SetNodeSyncObserver(std::function<void(Duration, bool)> observer) {
   auto shared =
       observer ? std::make_shared<const std::function<void(Duration, bool)>>(std::move(observer)) : nullptr;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   impl_->node_sync_observer = std::move(shared);
 }
 

@@ -12,7 +12,13 @@
 // Borrows (must outlive it): the ClusterSource, Binder, Evictor, StatusUpdater, EventRecorder.
 //
 // Thread-safety: every public method is safe for concurrent use. No cache lock is held
-// across a binder, evictor, status-updater, recorder or plugin call.
+// across a binder, evictor, status-updater, recorder or plugin call. The runtime's own lock
+// (private, annotated in runtime.cc) is a leaf held only around its bookkeeping. The
+// cache's lock is private to SchedulerCache (its Impl), so EXCLUDES cannot name it here; the
+// rule holds by construction instead: the runtime reaches the cache only through its public
+// methods, each of which takes and releases that lock inside, and calls out (binder through
+// the BindFlow, evictor, status updater, recorder, BindContextHandlers, observers) only
+// between such calls — never from a cache callback.
 //
 // Lifecycle: construct → Run() → (events flow in; MarkInitialListsApplied()) →
 // WaitForCacheSync() → sessions → Stop(). Stop() stops accepting binds, dispatches every

@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -35,13 +34,13 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <tuple>
 
 #include "api/duration.h"
 #include "api/fmt.h"
+#include "api/mutex.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
 #include "cmd/kube_metrics.h"
@@ -96,7 +95,7 @@ struct ServeFlags {
 class ContactTracker {
  public:
   explicit ContactTracker(kube::Connector* connector) : connector_(connector) {}
-  double SecondsSinceContact() {
+  double SecondsSinceContact() EXCLUDES(mu_) {
     uint64_t progress = 0, errors = 0;
     for (kube::ResourceKind kind :
          {kube::ResourceKind::kPods, kube::ResourceKind::kNodes, kube::ResourceKind::kPodGroups,
@@ -106,7 +105,7 @@ class ContactTracker {
       progress += st.lists + st.list_pages + st.events + st.bookmarks;
       errors += st.stream_errors;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const auto now = std::chrono::steady_clock::now();
     if (progress != progress_ || errors == errors_) last_contact_ = now;
     progress_ = progress;
@@ -116,10 +115,10 @@ class ContactTracker {
 
  private:
   kube::Connector* connector_;
-  std::mutex mu_;
-  uint64_t progress_ = 0;                                                                  // guarded by mu_
-  uint64_t errors_ = 0;                                                                    // guarded by mu_
-  std::chrono::steady_clock::time_point last_contact_ = std::chrono::steady_clock::now();  // guarded by mu_
+  Mutex mu_;
+  uint64_t progress_ GUARDED_BY(mu_) = 0;
+  uint64_t errors_ GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point last_contact_ GUARDED_BY(mu_) = std::chrono::steady_clock::now();
 };
 
 // Ends the process (exit 0, log flushed) when the shutdown takes longer than `grace`.
@@ -128,8 +127,11 @@ class ShutdownWatchdog {
   // `last_words` runs before the exit (e.g. logs the final bind counts).
   ShutdownWatchdog(Duration grace, std::function<void()> last_words)
       : thread_([this, grace, last_words = std::move(last_words)] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, grace, [this] { return done_; })) return;
+          const TimePoint deadline = SaturatingAdd(std::chrono::steady_clock::now(), grace);
+          MutexLock lock(&mu_);
+          while (!done_ && cv_.WaitUntil(&mu_, deadline)) {
+          }
+          if (done_) return;
           spdlog::warn("volcache serve: shutdown still running after {} ms; exiting now",
                        std::chrono::duration_cast<std::chrono::milliseconds>(grace).count());
           if (last_words) last_words();
@@ -138,17 +140,17 @@ class ShutdownWatchdog {
         }) {}
   ~ShutdownWatchdog() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       done_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

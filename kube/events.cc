@@ -189,7 +189,7 @@ void RestEventRecorder::Event(const EventRef& object, const std::string& type, c
                               const std::string& message) {
   const int64_t wall = WallNowMs();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) {
       ++stats_.dropped;
       return;
@@ -214,30 +214,30 @@ void RestEventRecorder::Event(const EventRef& object, const std::string& type, c
     queued_.emplace(name, Pending{std::move(r.event), r.patch});
     order_.push_back(std::move(name));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void RestEventRecorder::Stop(Duration timeout) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopping_) {
       stopping_ = true;
       drain_deadline_ = std::chrono::steady_clock::now() + timeout;
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 RestEventRecorder::Stats RestEventRecorder::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 void RestEventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !order_.empty(); });
+    while (!stopping_ && order_.empty()) cv_.Wait(&mu_);
     if (order_.empty()) return;  // stopping and drained
     if (stopping_ && std::chrono::steady_clock::now() > drain_deadline_) {
       stats_.dropped += order_.size();
@@ -250,9 +250,11 @@ void RestEventRecorder::Run() {
     auto it = queued_.find(name);
     Pending p = std::move(it->second);
     queued_.erase(it);
-    lock.unlock();
-    Status s = Write(p);
-    lock.lock();
+    Status s;
+    {
+      MutexUnlock unlock(&mu_);  // the sink's I/O
+      s = Write(p);
+    }
     if (s.ok()) {
       ++(p.patch ? stats_.patched : stats_.created);
     } else {

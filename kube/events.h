@@ -25,17 +25,16 @@
 // use; Event() never blocks on the network and never waits for the queue: a full queue drops
 // and counts. The sink (and RestClient) must outlive the recorder.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/mutex.h"
 #include "api/status.h"
 #include "evictor/evictor.h"
 #include "workers/clock.h"
@@ -149,9 +148,9 @@ class RestEventRecorder final : public EventRecorder {
   RestEventRecorder(EventSink* sink, std::shared_ptr<Clock> clock, RestEventRecorderOptions options = {});
   ~RestEventRecorder() override;  // Stop()
   void Event(const EventRef& object, const std::string& type, const std::string& reason,
-             const std::string& message) override;
+             const std::string& message) override EXCLUDES(mu_);
   // Posts what is queued (up to `timeout`), then stops the poster thread. Idempotent.
-  void Stop(Duration timeout = std::chrono::seconds(2));
+  void Stop(Duration timeout = std::chrono::seconds(2)) EXCLUDES(mu_);
 
   struct Stats {
     uint64_t created = 0;       // POSTs that succeeded (the first of each Event object)
@@ -161,27 +160,28 @@ class RestEventRecorder final : public EventRecorder {
     uint64_t spam_dropped = 0;  // no token in the object's spam bucket
     uint64_t coalesced = 0;     // writes folded into a newer one for the same Event still queued
   };
-  Stats stats() const;
+  Stats stats() const EXCLUDES(mu_);
 
  private:
   struct Pending {
     KubeEvent event;
     bool patch = false;
   };
-  void Run();
-  Status Write(const Pending& p);
+  void Run() EXCLUDES(mu_);
+  // The sink's I/O: never with mu_ held.
+  Status Write(const Pending& p) EXCLUDES(mu_);
 
   EventSink* sink_;
   const std::string component_;
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  EventCorrelator correlator_;                            // guarded by mu_
-  std::deque<std::string> order_;                         // guarded by mu_; Event names, send order
-  std::unordered_map<std::string, Pending> queued_;       // guarded by mu_; by Event name
-  Stats stats_;                                           // guarded by mu_
-  bool stopping_ = false;                                 // guarded by mu_
-  std::chrono::steady_clock::time_point drain_deadline_;  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;  // queued, or stopping
+  EventCorrelator correlator_ GUARDED_BY(mu_);
+  std::deque<std::string> order_ GUARDED_BY(mu_);                    // Event names, send order
+  std::unordered_map<std::string, Pending> queued_ GUARDED_BY(mu_);  // by Event name
+  Stats stats_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point drain_deadline_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "kube/rest_writers.h"
@@ -36,8 +35,8 @@ int64_t WholeSeconds(Duration d) {
 // finds `self` cleared. `mu` is held for the whole attempt, so Stop() (which clears `self`
 // under it) returns only once no attempt runs.
 struct LeaderElector::Anchor {
-  std::mutex mu;
-  LeaderElector* self = nullptr;  // guarded by mu
+  Mutex mu;
+  LeaderElector* self GUARDED_BY(mu) = nullptr;
 };
 
 const char* ToString(LeaderState s) {
@@ -167,7 +166,7 @@ void LeaderElector::Start() {
   std::weak_ptr<Anchor> weak = anchor_;
   timer_ = clock_->AfterFunc(Duration::zero(), [weak] {
     if (auto a = weak.lock()) {
-      std::lock_guard<std::mutex> l(a->mu);
+      MutexLock l(&a->mu);
       if (a->self) a->self->Step();
     }
   });
@@ -175,7 +174,7 @@ void LeaderElector::Start() {
 
 void LeaderElector::Stop(bool release) {
   {
-    std::lock_guard<std::mutex> l(anchor_->mu);  // waits for an attempt in progress
+    MutexLock l(&anchor_->mu);  // waits for an attempt in progress
     if (!anchor_->self) return;
     anchor_->self = nullptr;
   }
@@ -284,7 +283,7 @@ void LeaderElector::Step() {
     std::weak_ptr<Anchor> weak = anchor_;
     timer_ = clock_->AfterFunc(wait, [weak] {
       if (auto a = weak.lock()) {
-        std::lock_guard<std::mutex> l(a->mu);
+        MutexLock l(&a->mu);
         if (a->self) a->self->Step();
       }
     });

@@ -110,7 +110,7 @@ Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* ha
 Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) return;
   // spdlog builds its registry on first use, inside the (uninstrumented) shared library; do it
   // on this thread, before the reflector's thread and its siblings can race to it (TSan saw
@@ -121,40 +121,46 @@ void Reflector::Start() {
 
 void Reflector::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (!thread_.joinable()) return;
   // A stream may be opening its connection right now, after a Cancel found nothing to
   // close: cancel again until the loop has left.
   for (;;) {
     watch_.Cancel();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return finished_; })) break;
+    MutexLock lock(&mu_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (!finished_ && cv_.WaitUntil(&mu_, deadline)) {
+    }
+    if (finished_) break;
   }
   thread_.join();
 }
 
 bool Reflector::HasSynced() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return synced_;
 }
 
 Status Reflector::WaitForSync(Duration timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (cv_.wait_for(lock, timeout, [&] { return synced_ || stopping_; }) && synced_) return Status::Ok();
+  const TimePoint deadline = SaturatingAdd(std::chrono::steady_clock::now(), timeout);
+  MutexLock lock(&mu_);
+  while (!synced_ && !stopping_ && cv_.WaitUntil(&mu_, deadline)) {
+  }
+  if (synced_) return Status::Ok();
   return Status::DeadlineExceeded(fmt::format("{}: initial list not complete", Info(kind_).name));
 }
 
 ObjectPtr Reflector::Get(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = store_.find(key);
   return it == store_.end() ? nullptr : it->second;
 }
 
 std::vector<ObjectPtr> Reflector::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<ObjectPtr> out;
   out.reserve(store_.size());
   for (const auto& [k, v] : store_) out.push_back(v);
@@ -162,12 +168,12 @@ std::vector<ObjectPtr> Reflector::List() const {
 }
 
 size_t Reflector::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return store_.size();
 }
 
 ReflectorStats Reflector::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -180,42 +186,44 @@ std::string Reflector::Selectors() const {
 
 namespace {
 // What a backoff timer reaches: the reflector while its loop still waits on this timer. The
-// loop clears `reflector` (under mu) before it moves on, so a timer that fires late (or
+// loop clears `reflector_mu` (under mu) before it moves on, so a timer that fires late (or
 // runs while Cancel fails) never touches a reflector that is gone.
 struct Wake {
-  std::mutex mu;
-  std::mutex* reflector_mu = nullptr;  // guarded by mu
-  std::condition_variable* cv = nullptr;
-  uint64_t* generation = nullptr;
+  Wake(Mutex* mu, CondVar* c, uint64_t* gen) : reflector_mu(mu), cv(c), generation(gen) {}
+  Mutex mu;
+  Mutex* reflector_mu GUARDED_BY(mu);  // null once the loop moved on
+  CondVar* cv GUARDED_BY(mu);
+  uint64_t* generation GUARDED_BY(mu) PT_GUARDED_BY(reflector_mu);
 };
 }  // namespace
 
 bool Reflector::SleepBackoff(Duration d) {
-  auto wake = std::make_shared<Wake>();
-  std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) return false;
-  const uint64_t gen = wake_generation_;
-  wake->reflector_mu = &mu_;
-  wake->cv = &cv_;
-  wake->generation = &wake_generation_;
-  stats_.backing_off = true;
-  lock.unlock();
+  auto wake = std::make_shared<Wake>(&mu_, &cv_, &wake_generation_);
+  uint64_t gen = 0;
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return false;
+    gen = wake_generation_;
+    stats_.backing_off = true;
+  }
   const uint64_t timer = clock_->AfterFunc(d, [wake] {
-    std::lock_guard<std::mutex> w(wake->mu);
+    MutexLock w(&wake->mu);
     if (wake->reflector_mu == nullptr) return;
     {
-      std::lock_guard<std::mutex> l(*wake->reflector_mu);
+      MutexLock l(wake->reflector_mu);
       ++*wake->generation;
     }
-    wake->cv->notify_all();
+    wake->cv->SignalAll();
   });
-  lock.lock();
-  cv_.wait(lock, [&] { return stopping_ || wake_generation_ != gen; });
-  stats_.backing_off = false;
-  const bool stop = stopping_;
-  lock.unlock();
+  bool stop = false;
+  {
+    MutexLock lock(&mu_);
+    while (!stopping_ && wake_generation_ == gen) cv_.Wait(&mu_);
+    stats_.backing_off = false;
+    stop = stopping_;
+  }
   clock_->Cancel(timer);
-  std::lock_guard<std::mutex> w(wake->mu);
+  MutexLock w(&wake->mu);
   wake->reflector_mu = nullptr;
   return !stop;
 }
@@ -223,7 +231,7 @@ bool Reflector::SleepBackoff(Duration d) {
 void Reflector::Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait) {
   const ResourceInfo& info = Info(kind_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stats_.consecutive_failures++ == 0) first_failure_ = clock_->Now();
     if (verb == "list") {
       ++stats_.list_failures;
@@ -263,7 +271,7 @@ void Reflector::Success(std::string_view verb) {
   const TimePoint now = clock_->Now();
   uint64_t failures = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     failures = stats_.consecutive_failures;
     stats_.consecutive_failures = 0;
     stats_.backoff = Duration::zero();
@@ -283,7 +291,7 @@ void Reflector::Loop() {
                   options_.backoff_seed != 0 ? options_.backoff_seed : std::random_device{}());
   bool need_list = true;
   auto stopping = [&] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return stopping_;
   };
   while (!stopping()) {
@@ -312,9 +320,9 @@ void Reflector::Loop() {
     Failure("watch", http_status, error, wait);
     if (!SleepBackoff(wait)) break;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   finished_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 Status Reflector::ListAndReplace(int* http_status) {
@@ -327,7 +335,7 @@ Status Reflector::ListAndReplace(int* http_status) {
   std::vector<Status> errors;
   bool first_list;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     first_list = stats_.lists == 0;
   }
   for (int page = 0;; ++page) {
@@ -354,7 +362,7 @@ Status Reflector::ListAndReplace(int* http_status) {
       return e;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.list_pages;
     }
     // The streaming decoder handles a page of valid Pods/Nodes by itself; anything else (an
@@ -364,7 +372,7 @@ Status Reflector::ListAndReplace(int* http_status) {
       if (page == 0 || list_rv.empty()) list_rv = fast.resource_version;
       token = std::move(fast.continue_token);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         stats_.fast_decoded += fast.items.size();
       }
       items.reserve(items.size() + fast.items.size());
@@ -406,7 +414,7 @@ Status Reflector::ListAndReplace(int* http_status) {
   // empty store (the first LIST) nothing can vanish: no set of the keys seen is needed.
   bool first = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     first = store_.empty();
     store_.reserve(store_.size() + items.size());
   }
@@ -418,7 +426,7 @@ Status Reflector::ListAndReplace(int* http_status) {
   }
   std::vector<ObjectPtr> gone;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = store_.begin(); !first && it != store_.end();) {
       if (!seen.count(it->first) && !undecodable.count(it->first)) {
         gone.push_back(it->second);
@@ -438,10 +446,10 @@ Status Reflector::ListAndReplace(int* http_status) {
   rv_ = list_rv;
   Success("list");  // before synced_: who waits for the sync sees the failure run closed
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     synced_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return Status::Ok();
 }
 
@@ -449,7 +457,7 @@ void Reflector::ApplyUpsert(ObjectPtr obj) {
   const std::string key = StoreKey(k8s::MetaOf(*obj));
   ObjectPtr old;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto& slot = store_[key];
     old = slot;
     if (old && k8s::MetaOf(*old).resource_version == k8s::MetaOf(*obj).resource_version) return;  // no change
@@ -465,7 +473,7 @@ void Reflector::ApplyUpsert(ObjectPtr obj) {
 void Reflector::ApplyDelete(ObjectPtr obj) {
   const std::string key = StoreKey(k8s::MetaOf(*obj));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     store_.erase(key);
   }
   handler_->OnDelete(obj, /*final_state_unknown=*/false);
@@ -479,7 +487,7 @@ void Reflector::ApplyDecoded(DecodedEvent& ev) {
     ApplyUpsert(std::move(ev.obj));
   }
   if (!new_rv.empty()) rv_ = std::move(new_rv);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++stats_.fast_decoded;
   CountEventIn(stats_, ev.type, clock_->Now(), rv_);
 }
@@ -524,7 +532,7 @@ Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pip
   if (type == "BOOKMARK") {
     std::string rv = PeekMeta(object, "resourceVersion");
     if (!rv.empty()) rv_ = rv;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.bookmarks;
     stats_.last_event = clock_->Now();
     stats_.resource_version = rv_;
@@ -532,7 +540,7 @@ Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pip
   }
   if (type == "ERROR") {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.error_events;
       stats_.last_event = clock_->Now();
     }
@@ -560,7 +568,7 @@ Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pip
     spdlog::error("{}", e);
     handler_->OnDecodeError(e);
     if (!new_rv.empty()) rv_ = new_rv;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.decode_errors;
     stats_.last_event = clock_->Now();
     stats_.resource_version = rv_;
@@ -572,7 +580,7 @@ Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pip
     ApplyUpsert(std::move(obj).value());
   }
   if (!new_rv.empty()) rv_ = new_rv;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CountEventIn(stats_, type, clock_->Now(), rv_);
   return Status::Ok();
 }
@@ -583,7 +591,7 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
       fmt::format("{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}{}",
                   CollectionPath(kind_), UrlEncode(rv_), options_.watch_timeout_seconds, Selectors());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.watches;
   }
   LineSplitter splitter;

@@ -30,15 +30,14 @@
 // options.clock, so tests drive it with a FakeClock.
 //
 // Threading: one thread per reflector runs the loop and calls the handler — calls for one
-// reflector are sequential, never concurrent. Store reads (Get/List) are safe from any
-// thread; the store is updated before the handler is called.
+// reflector are sequential, never concurrent, and never made with the reflector's lock held
+// (a handler may call Get/List/stats). Store reads (Get/List) are safe from any thread; the
+// store is updated before the handler is called.
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,6 +45,7 @@
 #include <vector>
 
 #include "api/k8s/objects.h"
+#include "api/mutex.h"
 #include "api/status.h"
 #include "kube/rest_client.h"
 #include "workers/backoff.h"
@@ -147,27 +147,29 @@ class Reflector {
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
 
-  void Start();
+  void Start() EXCLUDES(mu_);
   // Cancels the watch in progress and joins the thread. Idempotent.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
   // True once the first LIST has been applied (and stays true).
-  bool HasSynced() const;
+  bool HasSynced() const EXCLUDES(mu_);
   // Waits for HasSynced (real time); DeadlineExceeded naming the resource after `timeout`.
-  Status WaitForSync(Duration timeout) const;
+  Status WaitForSync(Duration timeout) const EXCLUDES(mu_);
 
   ResourceKind kind() const { return kind_; }
-  ObjectPtr Get(const std::string& key) const;
-  std::vector<ObjectPtr> List() const;
-  size_t size() const;
-  ReflectorStats stats() const;
+  ObjectPtr Get(const std::string& key) const EXCLUDES(mu_);
+  std::vector<ObjectPtr> List() const EXCLUDES(mu_);
+  size_t size() const EXCLUDES(mu_);
+  ReflectorStats stats() const EXCLUDES(mu_);
 
  private:
-  void Loop();
+  // Everything below runs on the loop thread (ApplyDecoded also on the watch's apply
+  // thread) and does I/O or calls the handler: never with mu_ held.
+  void Loop() EXCLUDES(mu_);
   // `*http_status`: the HTTP status of a failed LIST (0 when not an HTTP error).
-  Status ListAndReplace(int* http_status);
+  Status ListAndReplace(int* http_status) EXCLUDES(mu_);
   // Returns true when a relist is needed.
   // A failed watch sets *error (and *http_status when the server answered an HTTP error).
-  bool WatchOnce(bool* clean_end, int* http_status, Status* error);
+  bool WatchOnce(bool* clean_end, int* http_status, Status* error) EXCLUDES(mu_);
   // A watch event the streaming decoder produced, on its way to ApplyDecoded.
   struct DecodedEvent {
     ObjectPtr obj;
@@ -175,16 +177,17 @@ class Reflector {
     const char* type = "";  // ADDED, MODIFIED, DELETED
   };
   // `pipe`: where decoded events go (null: applied here); drained before any other line.
-  Status HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pipe, bool* relist, bool* stop_stream);
-  void ApplyDecoded(DecodedEvent& ev);
-  void ApplyUpsert(ObjectPtr obj);
-  void ApplyDelete(ObjectPtr obj);
+  Status HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pipe, bool* relist, bool* stop_stream)
+      EXCLUDES(mu_);
+  void ApplyDecoded(DecodedEvent& ev) EXCLUDES(mu_);
+  void ApplyUpsert(ObjectPtr obj) EXCLUDES(mu_);
+  void ApplyDelete(ObjectPtr obj) EXCLUDES(mu_);
   // Waits `d` on options.clock (or until Stop); false when stopping.
-  bool SleepBackoff(Duration d);
+  bool SleepBackoff(Duration d) EXCLUDES(mu_);
   // A LIST or watch failed: counts it and logs `error` (throttled; a 403 names the permission).
-  void Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait);
+  void Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait) EXCLUDES(mu_);
   // A LIST or watch worked: logs the reconnect when it follows failures.
-  void Success(std::string_view verb);
+  void Success(std::string_view verb) EXCLUDES(mu_);
   std::string Selectors() const;
   // The streaming decoder handles this reflector's kind (Pods, Nodes) and is enabled.
   bool FastKind() const {
@@ -199,14 +202,14 @@ class Reflector {
   const std::shared_ptr<Clock> clock_;
   LogThrottle log_throttle_;
 
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::unordered_map<std::string, ObjectPtr> store_;  // guarded by mu_
-  ReflectorStats stats_;                              // guarded by mu_
-  bool synced_ = false;                               // guarded by mu_
-  bool stopping_ = false;                             // guarded by mu_
-  bool finished_ = false;                             // guarded by mu_
-  uint64_t wake_generation_ = 0;                      // guarded by mu_; bumped by backoff timers
+  mutable Mutex mu_;
+  mutable CondVar cv_;  // synced_, stopping_, finished_ or wake_generation_ changed
+  std::unordered_map<std::string, ObjectPtr> store_ GUARDED_BY(mu_);
+  ReflectorStats stats_ GUARDED_BY(mu_);
+  bool synced_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool finished_ GUARDED_BY(mu_) = false;
+  uint64_t wake_generation_ GUARDED_BY(mu_) = 0;  // bumped by backoff timers
   std::string rv_;             // loop thread, or the watch's apply thread while the loop thread waits on it
   TimePoint first_failure_{};  // loop thread only: start of the current failure run
   bool forbidden_logged_[2] = {false, false};  // loop thread only: list, watch

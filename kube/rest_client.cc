@@ -10,13 +10,13 @@
 #include <charconv>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "api/fmt.h"
 #include "api/k8s/decode.h"
+#include "api/mutex.h"
 #include "workers/rate_limiter.h"
 
 namespace volcache::kube {
@@ -128,21 +128,21 @@ const std::vector<double>& RestClientMetrics::LatencyBuckets() {
 // ------------------------------------------------------------------------ WatchHandle
 
 struct WatchHandle::State {
-  std::mutex mu;
-  bool cancelled = false;
-  httplib::ClientImpl* active = nullptr;  // guarded by mu
+  Mutex mu;
+  bool cancelled GUARDED_BY(mu) = false;
+  httplib::ClientImpl* active GUARDED_BY(mu) = nullptr;
 };
 
 WatchHandle::WatchHandle() : state_(std::make_shared<State>()) {}
 
 void WatchHandle::Cancel() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->cancelled = true;
   if (state_->active) state_->active->stop();
 }
 
 bool WatchHandle::cancelled() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->cancelled;
 }
 
@@ -165,18 +165,23 @@ struct RestClient::Impl {
     std::chrono::steady_clock::time_point since;
   };
 
-  mutable std::mutex mu;   // guards everything below
-  std::vector<Idle> idle;  // most recently released last
-  std::string token;
-  std::chrono::steady_clock::time_point token_read;
-  RestClientStats stats;
-  std::map<std::pair<std::string, int>, uint64_t> by_code;  // (verb, code) -> requests
-  std::map<std::string, LatencyAcc> latency;                // verb -> histogram
-  Duration limiter_wait{0};
-  uint64_t rate_limited = 0, stale_retries = 0, stale_connections = 0;
+  // Everything above is set by Create and read-only afterwards; everything below is guarded
+  // by mu. Nothing that blocks (a request, a rate limiter's sleep, closing a TLS client)
+  // runs with mu held: the functions that do are EXCLUDES(mu).
+  mutable Mutex mu;
+  std::vector<Idle> idle GUARDED_BY(mu);  // most recently released last
+  std::string token GUARDED_BY(mu);
+  std::chrono::steady_clock::time_point token_read GUARDED_BY(mu);
+  RestClientStats stats GUARDED_BY(mu);
+  std::map<std::pair<std::string, int>, uint64_t> by_code GUARDED_BY(mu);  // (verb, code) -> requests
+  std::map<std::string, LatencyAcc> latency GUARDED_BY(mu);                // verb -> histogram
+  Duration limiter_wait GUARDED_BY(mu){0};
+  uint64_t rate_limited GUARDED_BY(mu) = 0;
+  uint64_t stale_retries GUARDED_BY(mu) = 0;
+  uint64_t stale_connections GUARDED_BY(mu) = 0;
 
-  void Observe(std::string_view verb, int code, Duration took) {
-    std::lock_guard<std::mutex> lock(mu);
+  void Observe(std::string_view verb, int code, Duration took) EXCLUDES(mu) {
+    MutexLock lock(&mu);
     ++by_code[{std::string(verb), code}];
     LatencyAcc& acc = latency[std::string(verb)];
     const auto& bounds = RestClientMetrics::LatencyBuckets();
@@ -189,7 +194,7 @@ struct RestClient::Impl {
   }
 
   ~Impl() {
-    idle.clear();
+    idle.clear();  // a destructor: no other thread can hold mu
     if (client_cert) X509_free(client_cert);
     if (client_key) EVP_PKEY_free(client_key);
     for (X509* c : ca_certs) X509_free(c);
@@ -234,8 +239,8 @@ struct RestClient::Impl {
     return Status::Ok();
   }
 
-  std::string Token() {
-    std::lock_guard<std::mutex> lock(mu);
+  std::string Token() EXCLUDES(mu) {
+    MutexLock lock(&mu);
     if (config.token_file.empty()) return config.token;
     auto now = std::chrono::steady_clock::now();
     if (token.empty() || now - token_read > std::chrono::minutes(1)) {
@@ -250,7 +255,7 @@ struct RestClient::Impl {
     return token;
   }
 
-  std::unique_ptr<httplib::ClientImpl> NewClient(Duration read_timeout) {
+  std::unique_ptr<httplib::ClientImpl> NewClient(Duration read_timeout) EXCLUDES(mu) {
     std::unique_ptr<httplib::ClientImpl> c;
     if (url.https) {
       auto ssl = std::make_unique<httplib::SSLClient>(url.host, url.port, client_cert, client_key);
@@ -276,7 +281,7 @@ struct RestClient::Impl {
     if (!tok.empty()) c->set_bearer_token_auth(tok);
     if (!config.username.empty()) c->set_basic_auth(config.username, config.password);
     c->set_default_headers({{"Accept", "application/json"}, {"User-Agent", options.user_agent}});
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     ++stats.connections;
     return c;
   }
@@ -284,11 +289,11 @@ struct RestClient::Impl {
   // A pooled connection that is still usable (`*reused` true), else a new one. Connections
   // idle longer than idle_timeout, or that the server closed, are dropped (outside mu: a
   // TLS client's destructor may write a close_notify).
-  std::unique_ptr<httplib::ClientImpl> Acquire(bool* reused) {
+  std::unique_ptr<httplib::ClientImpl> Acquire(bool* reused) EXCLUDES(mu) {
     std::vector<std::unique_ptr<httplib::ClientImpl>> dropped;
     std::unique_ptr<httplib::ClientImpl> found;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       const auto now = std::chrono::steady_clock::now();
       while (!idle.empty()) {
         Idle e = std::move(idle.back());
@@ -308,28 +313,28 @@ struct RestClient::Impl {
     return NewClient(options.request_timeout);
   }
 
-  void DropIdle() {
+  void DropIdle() EXCLUDES(mu) {
     std::vector<Idle> dropped;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       dropped.swap(idle);
       stale_connections += dropped.size();
     }
   }
 
-  void Release(std::unique_ptr<httplib::ClientImpl> c) {
-    std::lock_guard<std::mutex> lock(mu);
+  void Release(std::unique_ptr<httplib::ClientImpl> c) EXCLUDES(mu) {
+    MutexLock lock(&mu);
     if (idle.size() < options.max_idle_connections)
       idle.push_back({std::move(c), std::chrono::steady_clock::now()});
   }
 
-  void Throttle(RequestClass cls) {
+  void Throttle(RequestClass cls) EXCLUDES(mu) {
     BucketRateLimiter* l = cls == RequestClass::kStatus ? status_limiter.get() : limiter.get();
     if (!l) return;
     Duration d = l->When("");
     if (d <= Duration::zero()) return;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       limiter_wait += d;
       ++rate_limited;
     }
@@ -363,14 +368,14 @@ Result<std::unique_ptr<RestClient>> RestClient::Create(const KubeConfig& config,
 const std::string& RestClient::server() const { return impl_->config.server; }
 
 RestClientStats RestClient::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->stats;
 }
 
 RestClientMetrics RestClient::metrics() const {
   const Impl& m = *impl_;
   RestClientMetrics out;
-  std::lock_guard<std::mutex> lock(m.mu);
+  MutexLock lock(&m.mu);
   for (const auto& [key, n] : m.by_code) out.requests.push_back({key.first, key.second, n});
   for (const auto& [verb, acc] : m.latency) {
     RestClientMetrics::Latency l;
@@ -422,7 +427,7 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
     httplib::Result res = client->send(req);
     const Duration took = std::chrono::steady_clock::now() - start;
     {
-      std::lock_guard<std::mutex> lock(m.mu);
+      MutexLock lock(&m.mu);
       ++m.stats.requests;
       if (!res) ++m.stats.transport_errors;
       if (res && res->status == 429) ++m.stats.throttled;
@@ -438,7 +443,7 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
            err == httplib::Error::SSLConnection)) {
         stale_retried = true;
         {
-          std::lock_guard<std::mutex> lock(m.mu);
+          MutexLock lock(&m.mu);
           ++m.stale_retries;
         }
         spdlog::debug("{} {}: {} on a reused connection before any answer; retrying on a fresh one", method,
@@ -480,7 +485,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
   auto client = m.NewClient(read_timeout);  // a stream holds its connection: never pooled
   client->set_keep_alive(false);
   {
-    std::lock_guard<std::mutex> lock(handle.state_->mu);
+    MutexLock lock(&handle.state_->mu);
     if (handle.state_->cancelled) {
       out.transport = Status::Cancelled("watch cancelled");
       return out;
@@ -488,7 +493,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
     handle.state_->active = client.get();
   }
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(&m.mu);
     ++m.stats.streams;
     ++m.stats.requests;
   }
@@ -513,7 +518,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
         return true;
       });
   {
-    std::lock_guard<std::mutex> lock(handle.state_->mu);
+    MutexLock lock(&handle.state_->mu);
     handle.state_->active = nullptr;
   }
   if (handle.cancelled()) {
@@ -521,7 +526,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
   } else if (stopped_by_receiver) {
     out.transport = Status::Cancelled("stopped by the receiver");
   } else if (!res) {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(&m.mu);
     ++m.stats.transport_errors;
     out.transport = TransportError(res.error(), "WATCH", path);
   } else if (out.status == 0) {

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "api/cluster_info.h"
+#include "api/mutex.h"
 #include "cache/runtime.h"
 #include "server/metrics.h"
 
@@ -104,11 +104,13 @@ struct AdminServer::Impl {
   httplib::Server server;
   std::map<std::string, Handler> routes;  // GET (and HEAD) endpoints; fixed after construction
 
-  std::mutex mu;  // Start/Stop
-  std::thread thread;
-  bool started = false;  // guarded by mu
-  bool stopped = false;  // guarded by mu
-  std::string host;      // guarded by mu
+  // Serializes Start/Stop (held across binding the port and joining the listener thread, so
+  // no request handler may take it).
+  Mutex mu;
+  std::thread thread GUARDED_BY(mu);
+  bool started GUARDED_BY(mu) = false;
+  bool stopped GUARDED_BY(mu) = false;
+  std::string host GUARDED_BY(mu);
   std::atomic<int> port{0};
   std::atomic<bool> listen_returned{false};
 
@@ -321,7 +323,7 @@ std::string ReadinessReason(bool synced, double seconds_since_contact, double ma
 }
 
 Status AdminServer::Start() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::FailedPrecondition("the admin server was already started");
   std::string host;
   int port = 0;
@@ -366,7 +368,7 @@ Status AdminServer::Start() {
 }
 
 void AdminServer::Stop() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (!impl_->started || impl_->stopped) return;
   impl_->stopped = true;
   impl_->server.stop();
@@ -378,7 +380,7 @@ int AdminServer::port() const { return impl_->port.load(); }
 std::string AdminServer::url() const {
   std::string host;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     host = impl_->host;
   }
   if (host.find(':') != std::string::npos) host = "[" + host + "]";

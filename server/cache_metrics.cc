@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "api/check.h"
 #include "api/cluster_info.h"
+#include "api/mutex.h"
 #include "api/task_status.h"
 #include "cache/runtime.h"
 #include "server/metrics.h"
@@ -82,13 +82,13 @@ struct CacheMetrics::Impl {
   prometheus::Counter* sessions = nullptr;
   prometheus::Gauge* session_unschedulable = nullptr;
 
-  std::mutex collect_mu;                  // guards the snapshot (one scrape at a time anyway)
-  std::unique_ptr<ClusterInfo> snapshot;  // guarded by collect_mu; refreshed incrementally
+  Mutex collect_mu;  // guards the snapshot (one scrape at a time anyway)
+  std::unique_ptr<ClusterInfo> snapshot GUARDED_BY(collect_mu);  // refreshed incrementally
 
   void Register();
   // Every scrape-time family: totals mirrored from the runtime's and the cache's counters,
   // queue depths, the bind flow, objects by state, per-queue and per-job series.
-  std::vector<prometheus::MetricFamily> Collect();
+  std::vector<prometheus::MetricFamily> Collect() REQUIRES(collect_mu);
 };
 
 void CacheMetrics::Impl::Register() {
@@ -313,7 +313,7 @@ CacheMetrics::CacheMetrics(metrics::Registry* registry, CacheRuntime* runtime, C
     q->SetQueueWaitObserver([wait](Duration d) { wait->Observe(Seconds(d)); });
   }
   impl_->collector_id = registry->AddCollector([impl] {
-    std::lock_guard<std::mutex> lock(impl->collect_mu);
+    MutexLock lock(&impl->collect_mu);
     return impl->Collect();
   });
 }

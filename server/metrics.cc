@@ -126,20 +126,20 @@ prometheus::Family<prometheus::Histogram>& Registry::AddHistogram(const std::str
 }
 
 int Registry::AddCollector(std::function<std::vector<prometheus::MetricFamily>()> collect) {
-  std::lock_guard<std::mutex> lock(collect_mu_);
+  MutexLock lock(&collect_mu_);
   const int id = next_collector_++;
   collectors_.emplace(id, std::make_unique<FunctionCollectable>(std::move(collect)));
   return id;
 }
 
 void Registry::RemoveCollector(int id) {
-  std::lock_guard<std::mutex> lock(collect_mu_);
+  MutexLock lock(&collect_mu_);
   collectors_.erase(id);
 }
 
 std::vector<prometheus::MetricFamily> Registry::Collect() const {
   std::vector<prometheus::MetricFamily> out = registry_->Collect();
-  std::lock_guard<std::mutex> lock(collect_mu_);
+  MutexLock lock(&collect_mu_);
   for (const auto& [_, c] : collectors_) {
     std::vector<prometheus::MetricFamily> more = c->Collect();
     out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));

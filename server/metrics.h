@@ -30,7 +30,9 @@
 //
 // Thread-safety: prometheus-cpp's families and series are safe for concurrent use. One
 // Serialize() runs the collectors at a time (concurrent scrapes take turns), on the
-// scraping thread; RemoveCollector() waits for a running collector to finish.
+// scraping thread; RemoveCollector() waits for a running collector to finish. Collectors run
+// with the registry's collector lock held: a collector must not call AddCollector,
+// RemoveCollector, Collect or Serialize.
 
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
@@ -45,10 +47,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "api/mutex.h"
 
 namespace volcache::metrics {
 
@@ -128,20 +131,20 @@ class Registry {
 
   // Runs `collect` at every Collect()/Serialize() (wrapped in a FunctionCollectable) and
   // exports what it returns. Returns an id for RemoveCollector.
-  int AddCollector(std::function<std::vector<prometheus::MetricFamily>()> collect);
+  int AddCollector(std::function<std::vector<prometheus::MetricFamily>()> collect) EXCLUDES(collect_mu_);
   // Returns once `id` is gone and not running.
-  void RemoveCollector(int id);
+  void RemoveCollector(int id) EXCLUDES(collect_mu_);
 
   // The registry's families, then every collector's.
-  std::vector<prometheus::MetricFamily> Collect() const;
+  std::vector<prometheus::MetricFamily> Collect() const EXCLUDES(collect_mu_);
   // Collect() in the text exposition format 0.0.4 (prometheus::TextSerializer).
-  std::string Serialize() const;
+  std::string Serialize() const EXCLUDES(collect_mu_);
 
  private:
   const std::shared_ptr<prometheus::Registry> registry_;
-  mutable std::mutex collect_mu_;  // one collect at a time; RemoveCollector waits on it
-  std::map<int, std::unique_ptr<prometheus::Collectable>> collectors_;  // guarded by collect_mu_
-  int next_collector_ = 1;                                              // guarded by collect_mu_
+  mutable Mutex collect_mu_;  // one collect at a time; RemoveCollector waits on it
+  std::map<int, std::unique_ptr<prometheus::Collectable>> collectors_ GUARDED_BY(collect_mu_);
+  int next_collector_ GUARDED_BY(collect_mu_) = 1;
 };
 
 }  // namespace volcache::metrics

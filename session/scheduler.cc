@@ -42,7 +42,7 @@ Scheduler::Scheduler(CacheRuntime* runtime, SchedulerOptions options)
 Scheduler::~Scheduler() { Stop(); }
 
 CycleStats Scheduler::RunOnce() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return RunOnceLocked();
 }
 
@@ -161,25 +161,24 @@ CycleStats Scheduler::RunOnceLocked() {
 }
 
 void Scheduler::Start(std::shared_ptr<Clock> clock) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (running_) return;
   running_ = true;
   clock_ = std::move(clock);
-  timer_state_ = std::make_shared<TimerState>();
-  timer_state_->self = this;  // not yet shared with any callback
+  timer_state_ = std::make_shared<TimerState>(this);
   next_due_ = SaturatingAdd(clock_->Now(), options_.first_cycle_delay.value_or(options_.period));
   ScheduleLocked();
 }
 
 void Scheduler::ScheduleLocked() {
   timer_ = clock_->AfterFunc(next_due_ - clock_->Now(), [state = timer_state_] {
-    std::lock_guard<std::mutex> lock(state->mu);
+    MutexLock lock(&state->mu);
     if (state->self != nullptr) state->self->Tick();
   });
 }
 
 void Scheduler::Tick() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!running_) return;
   RunOnceLocked();
   next_due_ = std::max(SaturatingAdd(next_due_, options_.period), clock_->Now());
@@ -189,34 +188,34 @@ void Scheduler::Tick() {
 void Scheduler::Stop() {
   std::shared_ptr<TimerState> state;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!running_) return;
     running_ = false;
     clock_->Cancel(timer_);
     state = std::move(timer_state_);
   }
   // Waits for a callback in progress; later ones find `self` cleared.
-  std::lock_guard<std::mutex> lock(state->mu);
+  MutexLock lock(&state->mu);
   state->self = nullptr;
 }
 
 void Scheduler::SetCycleObserver(std::function<void(const CycleStats&)> observer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   observer_ = std::move(observer);
 }
 
 CycleStats Scheduler::last_stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return last_stats_;
 }
 
 AllocationPlan Scheduler::last_plan() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return last_plan_;
 }
 
 std::vector<QueueOutcome> Scheduler::last_queues() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return last_plan_.queues;
 }
 

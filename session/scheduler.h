@@ -17,16 +17,18 @@
 //
 // Thread-safety: safe for concurrent use (one mutex serializes cycles). Start/Stop must not be
 // called from inside a cycle (e.g. a bind observer), and the runtime must outlive the Scheduler.
+// A cycle calls the runtime with the Scheduler's lock held (that lock is above the runtime's
+// and the cache's, which the runtime takes and releases inside each call).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "api/cluster_info.h"
 #include "api/job_info.h"
+#include "api/mutex.h"
 #include "cache/runtime.h"
 #include "session/allocate.h"
 #include "workers/clock.h"
@@ -80,12 +82,12 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   // One session, synchronously.
-  CycleStats RunOnce();
+  CycleStats RunOnce() EXCLUDES(mu_);
 
   // Called after every cycle (RunOnce or timer) with its stats, on the cycle's thread, with
   // the Scheduler's lock held: it must not call back into the Scheduler. For metrics.
   // nullptr removes it. Set it before Start().
-  void SetCycleObserver(std::function<void(const CycleStats&)> observer);
+  void SetCycleObserver(std::function<void(const CycleStats&)> observer) EXCLUDES(mu_);
 
   // Runs a cycle every `options.period` on `clock` (first one after
   // `options.first_cycle_delay`, by default a period from now) until
@@ -93,41 +95,42 @@ class Scheduler {
   // (slow cycle, or a FakeClock advanced by several periods at once) is followed by one
   // immediate catch-up cycle, never by a burst. Idempotent; Stop() waits for a cycle in
   // progress.
-  void Start(std::shared_ptr<Clock> clock);
-  void Stop();
+  void Start(std::shared_ptr<Clock> clock) EXCLUDES(mu_);
+  void Stop() EXCLUDES(mu_);
 
-  CycleStats last_stats() const;
+  CycleStats last_stats() const EXCLUDES(mu_);
   // The last cycle's plan (copied).
-  AllocationPlan last_plan() const;
+  AllocationPlan last_plan() const EXCLUDES(mu_);
   // Its queue outcomes only (a per-cycle reader need not copy every job's outcome).
-  std::vector<QueueOutcome> last_queues() const;
+  std::vector<QueueOutcome> last_queues() const EXCLUDES(mu_);
 
  private:
   // Shared with the timer callbacks, so a callback that fires during or after Stop() finds
   // `self` cleared instead of a destroyed Scheduler. Lock order: TimerState::mu, then mu_.
   struct TimerState {
-    std::mutex mu;
-    Scheduler* self = nullptr;  // guarded by mu
+    explicit TimerState(Scheduler* s) : self(s) {}
+    Mutex mu;
+    Scheduler* self GUARDED_BY(mu);
   };
 
-  CycleStats RunOnceLocked();
-  void ScheduleLocked();
-  void Tick();
+  CycleStats RunOnceLocked() REQUIRES(mu_);
+  void ScheduleLocked() REQUIRES(mu_);
+  void Tick() EXCLUDES(mu_);
 
   CacheRuntime* runtime_;
   SchedulerOptions options_;
 
-  mutable std::mutex mu_;
-  std::unique_ptr<ClusterInfo> snapshot_;            // guarded by mu_
-  std::function<void(const CycleStats&)> observer_;  // guarded by mu_
-  AllocationPlan last_plan_;                         // guarded by mu_
-  CycleStats last_stats_;                            // guarded by mu_
-  uint64_t cycles_ = 0;                              // guarded by mu_
-  std::shared_ptr<Clock> clock_;                     // guarded by mu_
-  bool running_ = false;                             // guarded by mu_
-  std::shared_ptr<TimerState> timer_state_;          // guarded by mu_; one per Start()
-  uint64_t timer_ = 0;                               // guarded by mu_
-  TimePoint next_due_{};                             // guarded by mu_
+  mutable Mutex mu_;
+  std::unique_ptr<ClusterInfo> snapshot_ GUARDED_BY(mu_);
+  std::function<void(const CycleStats&)> observer_ GUARDED_BY(mu_);
+  AllocationPlan last_plan_ GUARDED_BY(mu_);
+  CycleStats last_stats_ GUARDED_BY(mu_);
+  uint64_t cycles_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<Clock> clock_ GUARDED_BY(mu_);
+  bool running_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<TimerState> timer_state_ GUARDED_BY(mu_);  // one per Start()
+  uint64_t timer_ GUARDED_BY(mu_) = 0;
+  TimePoint next_due_ GUARDED_BY(mu_){};
 };
 
 }  // namespace volcache

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <thread>
 
+#include "api/mutex.h"
 #include "session/allocate.h"
 
 namespace volcache::sim {
@@ -56,9 +57,10 @@ struct SimRun::State {
   std::unique_ptr<Scheduler> scheduler;
   SimWorkload workload;
   std::atomic<bool> stop{false};
-  std::mutex refused_mu;
-  std::vector<std::string> refused;
-  uint64_t refused_count = 0;
+  // Events the cache refused, noted by the simulated watch (the delivery callback).
+  Mutex refused_mu;
+  std::vector<std::string> refused GUARDED_BY(refused_mu);  // the first 20
+  uint64_t refused_count GUARDED_BY(refused_mu) = 0;
 };
 
 SimRun::SimRun(RunOptions options) : s_(std::make_unique<State>()) {
@@ -71,7 +73,7 @@ SimRun::SimRun(RunOptions options) : s_(std::make_unique<State>()) {
   s_->sim->SetDeliver([st = s_.get()](EventType type, const k8s::Object& obj) {
     Status s = st->events->Apply(type, obj);
     if (s.ok()) return;
-    std::lock_guard<std::mutex> lock(st->refused_mu);
+    MutexLock lock(&st->refused_mu);
     if (++st->refused_count <= 20) st->refused.push_back(s.ToString());
   });
   s_->scheduler = std::make_unique<Scheduler>(s_->runtime.get(), s_->options.scheduler);
@@ -270,7 +272,7 @@ RunReport SimRun::Run() {
 
   // Errors.
   {
-    std::lock_guard<std::mutex> lock(s.refused_mu);
+    MutexLock lock(&s.refused_mu);
     for (const auto& r : s.refused) report.errors.push_back("event refused: " + r);
     if (s.refused_count > s.refused.size()) {
       report.errors.push_back(
