@@ -77,10 +77,10 @@ std::string ForbiddenMessage(std::string_view verb, std::string_view resource, s
 }
 
 bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group) {
-  static std::mutex mu;
-  static std::set<std::pair<std::string, std::string>> logged;
+  static Mutex mu;
+  static std::set<std::pair<std::string, std::string>> logged;  // guarded by mu
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (!logged.emplace(std::string(verb), std::string(resource)).second) return false;
   }
   spdlog::error("{}", ForbiddenMessage(verb, resource, group));
@@ -239,9 +239,9 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
 struct RestBinder::Batch {
   const std::vector<BindContext*>* contexts;
   std::vector<Status> results;
-  size_t next = 0;                  // guarded by mu_: the first unclaimed binding
-  size_t done = 0;                  // guarded by mu_: bindings answered
-  std::condition_variable done_cv;  // done == size
+  size_t next = 0;  // guarded by RestBinder::mu_: the first unclaimed binding
+  size_t done = 0;  // guarded by RestBinder::mu_: bindings answered
+  CondVar done_cv;  // done == size
 };
 
 RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
@@ -254,10 +254,10 @@ RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
 
 RestBinder::~RestBinder() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   for (auto& t : workers_) t.join();
 }
 
@@ -268,22 +268,23 @@ size_t RestBinder::ClaimLocked(Batch* b) {
   return i;
 }
 
-void RestBinder::RunClaimed(std::unique_lock<std::mutex>& lock, Batch* b, size_t i) {
-  lock.unlock();
-  const BindContext& ctx = *(*b->contexts)[i];
-  b->results[i] = BindOne(ctx.task, ctx.node_name);
-  lock.lock();
+void RestBinder::RunClaimed(Batch* b, size_t i) {
+  {
+    MutexUnlock unlock(&mu_);
+    const BindContext& ctx = *(*b->contexts)[i];
+    b->results[i] = BindOne(ctx.task, ctx.node_name);
+  }
   ++free_slots_;
-  if (++b->done == b->contexts->size()) b->done_cv.notify_one();
+  if (++b->done == b->contexts->size()) b->done_cv.Signal();
 }
 
 void RestBinder::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stopping_ || (!waiting_.empty() && free_slots_ > 0); });
+    while (!stopping_ && (waiting_.empty() || free_slots_ == 0)) work_cv_.Wait(&mu_);
     if (stopping_) return;  // no Bind() is running (destructor contract): nothing is waiting
     Batch* b = waiting_.front();
-    RunClaimed(lock, b, ClaimLocked(b));
+    RunClaimed(b, ClaimLocked(b));
   }
 }
 
@@ -293,21 +294,21 @@ std::vector<Status> RestBinder::Bind(const std::vector<BindContext*>& batch) {
   Batch b;
   b.contexts = &batch;
   b.results.resize(n);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   waiting_.push_back(&b);
   // This thread takes a binding itself when a slot is free; workers take the others.
   const size_t helpers = std::min(n - 1, free_slots_ > 0 ? free_slots_ - 1 : 0);
-  for (size_t k = 0; k < helpers; ++k) work_cv_.notify_one();
+  for (size_t k = 0; k < helpers; ++k) work_cv_.Signal();
   for (;;) {
     if (b.next < n && free_slots_ > 0) {
-      RunClaimed(lock, &b, ClaimLocked(&b));
+      RunClaimed(&b, ClaimLocked(&b));
       continue;
     }
     // This thread takes no further binding: the slot it freed goes to a worker (for this
     // batch's rest or another batch). A worker that frees a slot takes the next binding itself.
-    if (!waiting_.empty() && free_slots_ > 0) work_cv_.notify_one();
+    if (!waiting_.empty() && free_slots_ > 0) work_cv_.Signal();
     if (b.done == n) break;
-    b.done_cv.wait(lock, [&] { return b.done == n; });
+    while (b.done != n) b.done_cv.Wait(&mu_);
   }
   return std::move(b.results);
 }
@@ -348,7 +349,7 @@ Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::Pod
 
 bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status,
                                        const std::string& rv) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = written_.find(key);
   if (it == written_.end() || it->second.status != status) return false;
   if (rv != it->second.rv_before && rv != it->second.rv_after) return false;  // changed since: write again
@@ -357,13 +358,13 @@ bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string
 }
 
 void RestStatusUpdater::Remember(const std::string& key, Written w) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (written_.size() > 200000) written_.clear();  // a bound; forgetting only costs a repeat write
   written_[key] = std::move(w);
 }
 
 RestStatusUpdater::Stats RestStatusUpdater::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -415,7 +416,7 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
       return ApiError(resp->status, resp->body, fmt::format("{} (after {} attempts)", what, attempt));
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.conflicts;
     }
     // Conflict: our copy is stale. Re-read the object and retry on its resourceVersion.
