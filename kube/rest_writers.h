@@ -1,6 +1,10 @@
 #pragma once
 // The REST implementations of the cache's outbound interfaces (SPEC §5, §6):
-//   RestBinder        POST pods/{name}/binding (with the pod's annotations), one per task;
+//   RestBinder        per task: the BindContext's pod_patch as a JSON merge PATCH of the pod's
+//                     metadata (only the keys it names; uid as a precondition), then POST
+//                     pods/{name}/binding (with the pod's annotations). A refused PATCH fails
+//                     the task without a Binding; a refused Binding undoes the PATCH first
+//                     (binder/binder.h);
 //   RestEvictor       pod conditions (Ready=False/Evict, DisruptionTarget=True) on the status
 //                     subresource, then DELETE (uid precondition) or the Eviction API;
 //   RestStatusUpdater pod conditions (strategic-merge patch on pods/status), Queue status
@@ -67,9 +71,25 @@ class RestBinder final : public Binder {
   // One binding on the calling thread (exposed for tests and tools; not counted against
   // `max_in_flight`).
   Status BindOne(const TaskInfo& task, const std::string& node);
+  // One task on the calling thread: PATCH the pod with ctx.pod_patch (skipped when empty),
+  // then the binding. When the binding fails after the PATCH succeeded, the PATCH is undone
+  // before returning: every key it named gets back the value the cached pod (ctx.task) had,
+  // or is removed if the cached pod did not have it. The undo carries the resourceVersion
+  // the PATCH answered with; on a conflict the pod is re-read and only keys still holding the
+  // value we wrote are restored (someone else's later write wins), at most
+  // kUndoPatchAttempts times. A pod gone meanwhile needs no undo. The returned error is the
+  // binding's (with the undo's failure appended, if it failed too).
+  Status BindOne(const BindContext& ctx);
+
+  static constexpr int kUndoPatchAttempts = 3;
 
  private:
-  struct Batch;               // one Bind() call in progress
+  struct Batch;  // one Bind() call in progress
+  // POST pods/{name}/binding (BindingBody with `patch`), 409 for the same node is success.
+  Status PostBinding(const TaskInfo& task, const std::string& node, const PodPatch* patch);
+  // Restores the keys of `patch` on the pod (see BindOne(ctx)); `rv` is the resourceVersion
+  // the forward PATCH answered with ("" for none).
+  Status UndoPodPatch(const BindContext& ctx, std::string rv);
   void Work() EXCLUDES(mu_);  // a worker thread
   // Claims `b`'s next unclaimed binding and a slot (requires both); returns its index.
   size_t ClaimLocked(Batch* b) REQUIRES(mu_);
@@ -130,9 +150,11 @@ class RestStatusUpdater final : public StatusUpdater {
 };
 
 // The body of POST pods/{name}/binding: a v1 Binding naming the pod (name, namespace, uid
-// and its annotations) and the target node. Every string is JSON-escaped; bytes that are not
-// valid UTF-8 become U+FFFD.
-std::string BindingBody(const TaskInfo& task, const std::string& node);
+// and its annotations) and the target node. The API server copies the Binding's annotations
+// onto the pod, so with a `patch` (already applied to the pod) its annotation values replace
+// the cached ones and the keys it removes are left out. Every string is JSON-escaped; bytes
+// that are not valid UTF-8 become U+FFFD.
+std::string BindingBody(const TaskInfo& task, const std::string& node, const PodPatch* patch = nullptr);
 
 // POSTs a Queue {name, weight 1, reclaimable}; OK when it exists already (409).
 Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool reclaimable);
