@@ -82,10 +82,10 @@ std::string ForbiddenMessage(std::string_view verb, std::string_view resource, s
 }
 
 bool LogForbiddenOnce(std::string_view verb, std::string_view resource, std::string_view group) {
-  static std::mutex mu;
-  static std::set<std::pair<std::string, std::string>> logged;
+  static Mutex mu;
+  static std::set<std::pair<std::string, std::string>> logged;  // guarded by mu
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (!logged.emplace(std::string(verb), std::string(resource)).second) return false;
   }
   spdlog::error("{}", ForbiddenMessage(verb, resource, group));
@@ -186,7 +186,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
 
 }  // namespace
 
-std::string BindingBody(const TaskInfo& task, const std::string& node) {
+std::string BindingBody(const TaskInfo& task, const std::string& node, const PodPatch* patch) {
   std::string out;
   out.reserve(256);
   out += R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
@@ -197,15 +197,30 @@ std::string BindingBody(const TaskInfo& task, const std::string& node) {
     out += R"(,"uid":)";
     AppendJsonString(out, task.uid());
   }
-  if (task.meta && task.meta->pod && !task.annotations().empty()) {
+  const bool has_pod = task.meta && task.meta->pod;
+  const bool patched = patch != nullptr && !patch->annotations.empty();
+  if ((has_pod && !task.annotations().empty()) || patched) {
+    // The server copies these onto the pod: they must agree with the pod patch just applied
+    // (its values win, its removals are left out), or the Binding would undo it.
     out += R"(,"annotations":{)";
     bool first = true;
-    for (const auto& [k, v] : task.annotations()) {
+    auto put = [&](const std::string& k, const std::string& v) {
       if (!first) out.push_back(',');
       first = false;
       AppendJsonString(out, k);
       out.push_back(':');
       AppendJsonString(out, v);
+    };
+    if (has_pod) {
+      for (const auto& [k, v] : task.annotations()) {
+        if (patched && patch->annotations.count(k)) continue;
+        put(k, v);
+      }
+    }
+    if (patched) {
+      for (const auto& [k, v] : patch->annotations) {
+        if (v) put(k, *v);
+      }
     }
     out.push_back('}');
   }
@@ -216,8 +231,12 @@ std::string BindingBody(const TaskInfo& task, const std::string& node) {
 }
 
 Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
+  return PostBinding(task, node, nullptr);
+}
+
+Status RestBinder::PostBinding(const TaskInfo& task, const std::string& node, const PodPatch* patch) {
   const std::string path = ObjectPath(ResourceKind::kPods, task.namespace_(), task.name()) + "/binding";
-  auto resp = client_->Do("POST", path, BindingBody(task, node));
+  auto resp = client_->Do("POST", path, BindingBody(task, node, patch));
   if (resp.ok() && resp->status >= 200 && resp->status < 300) return Status::Ok();
   const std::string what = fmt::format("bind {} to {}", task.key(), node);
   NoteForbidden(resp, "create", "pods/binding", "");
@@ -239,15 +258,125 @@ Status RestBinder::BindOne(const TaskInfo& task, const std::string& node) {
   return Check(resp, what, /*gone_ok=*/false);
 }
 
+namespace {
+
+// JSON for the pod's metadata keys of `patch`: a value sets, nullopt becomes null (removes).
+json PodPatchMetadata(const PodPatch& patch, const std::string& uid) {
+  json meta = json::object();
+  if (!uid.empty()) meta["uid"] = uid;  // a precondition: a pod recreated under the name differs
+  auto put = [&](const char* field, const std::map<std::string, std::optional<std::string>>& keys) {
+    if (keys.empty()) return;
+    json j = json::object();
+    for (const auto& [k, v] : keys) j[k] = v ? json(*v) : json(nullptr);
+    meta[field] = std::move(j);
+  };
+  put("annotations", patch.annotations);
+  put("labels", patch.labels);
+  return meta;
+}
+
+// Invalid UTF-8 in keys or values becomes U+FFFD instead of an exception.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The patch that gives back, for each key `patch` names, its value in `before` (absent → remove).
+PodPatch UndoOf(const PodPatch& patch, const k8s::StringMap& ann_before,
+                const k8s::StringMap& labels_before) {
+  PodPatch undo;
+  auto fill = [](const auto& keys, const k8s::StringMap& before, auto& out) {
+    for (const auto& [k, v] : keys) {
+      auto it = before.find(k);
+      out[k] = it == before.end() ? std::nullopt : std::optional<std::string>(it->second);
+    }
+  };
+  fill(patch.annotations, ann_before, undo.annotations);
+  fill(patch.labels, labels_before, undo.labels);
+  return undo;
+}
+
+// The value of metadata.<field>[key] in a pod object, nullopt when absent.
+std::optional<std::string> MetaValue(const json& pod, const char* field, const std::string& key) {
+  if (!pod.contains("metadata") || !pod["metadata"].is_object()) return std::nullopt;
+  const json& m = pod["metadata"];
+  if (!m.contains(field) || !m[field].is_object() || !m[field].contains(key) || !m[field][key].is_string()) {
+    return std::nullopt;
+  }
+  return m[field][key].get<std::string>();
+}
+
+std::string MetaString(const json& obj, const char* field) {
+  if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return "";
+  const json& m = obj["metadata"];
+  return m.contains(field) && m[field].is_string() ? m[field].get<std::string>() : "";
+}
+
+}  // namespace
+
+Status RestBinder::BindOne(const BindContext& ctx) {
+  const TaskInfo& task = ctx.task;
+  if (ctx.pod_patch.empty()) return BindOne(task, ctx.node_name);
+  const std::string pod_path = ObjectPath(ResourceKind::kPods, task.namespace_(), task.name());
+  json forward = {{"metadata", PodPatchMetadata(ctx.pod_patch, task.uid())}};
+  auto resp = client_->Do("PATCH", pod_path, Dump(forward), kMergePatch);
+  NoteForbidden(resp, "patch", "pods", "");
+  if (!resp.ok() || resp->status < 200 || resp->status >= 300) {
+    return Check(resp, fmt::format("bind {} to {}: patch the pod's metadata", task.key(), ctx.node_name),
+                 /*gone_ok=*/false);
+  }
+  const json answer = json::parse(resp->body, nullptr, false);
+  Status bound = PostBinding(task, ctx.node_name, &ctx.pod_patch);
+  if (bound.ok()) return bound;
+  Status undone = UndoPodPatch(ctx, MetaString(answer, "resourceVersion"));
+  if (undone.ok()) return bound;
+  spdlog::warn("bind {} to {} failed and its pod patch stays: {}", task.key(), ctx.node_name, undone);
+  return Status(bound.code(), bound.message() + "; and undoing the pod patch failed: " + undone.ToString());
+}
+
+Status RestBinder::UndoPodPatch(const BindContext& ctx, std::string rv) {
+  const TaskInfo& task = ctx.task;
+  const std::string what = fmt::format("undo the pod patch of {}", task.key());
+  const std::string pod_path = ObjectPath(ResourceKind::kPods, task.namespace_(), task.name());
+  static const k8s::StringMap kNone;
+  const bool has_pod = task.meta != nullptr && task.meta->pod != nullptr;
+  PodPatch undo = UndoOf(ctx.pod_patch, has_pod ? task.pod().metadata.annotations : kNone,
+                         has_pod ? task.pod().metadata.labels : kNone);
+  for (int attempt = 1;; ++attempt) {
+    json meta = PodPatchMetadata(undo, task.uid());
+    if (!rv.empty()) meta["resourceVersion"] = rv;
+    auto resp = client_->Do("PATCH", pod_path, Dump(json{{"metadata", std::move(meta)}}), kMergePatch);
+    if (resp.ok() && resp->status >= 200 && resp->status < 300) return Status::Ok();
+    if (resp.ok() && resp->status == 404) return Status::Ok();  // gone: nothing to undo
+    if (!resp.ok() || resp->status != 409 || attempt >= kUndoPatchAttempts) {
+      return Check(resp, attempt > 1 ? fmt::format("{} (attempt {})", what, attempt) : what, false);
+    }
+    // Changed since our PATCH (or a different pod under the name): re-read, and restore only
+    // the keys that still hold what we wrote.
+    auto get = client_->Do("GET", pod_path);
+    if (!get.ok()) return get.status().WithPrefix(what + ": re-reading after a conflict");
+    if (get->status == 404) return Status::Ok();
+    if (get->status != 200) return ApiError(get->status, get->body, what + ": re-reading after a conflict");
+    const json pod = json::parse(get->body, nullptr, false);
+    if (!task.uid().empty() && MetaString(pod, "uid") != task.uid()) return Status::Ok();  // another pod
+    rv = MetaString(pod, "resourceVersion");
+    auto keep_ours = [&](const char* field, const auto& wrote, auto& out) {
+      for (auto it = out.begin(); it != out.end();) {
+        it = MetaValue(pod, field, it->first) == wrote.at(it->first) ? std::next(it) : out.erase(it);
+      }
+    };
+    keep_ours("annotations", ctx.pod_patch.annotations, undo.annotations);
+    keep_ours("labels", ctx.pod_patch.labels, undo.labels);
+    if (undo.empty()) return Status::Ok();
+  }
+}
+
 // A Bind() call in progress. Lives on the caller's stack; in waiting_ while it has unclaimed
 // bindings. `results[i]` is written by the thread that ran binding i, before it takes mu_ to
 // count it done; the caller reads the results after seeing done == size under mu_.
 struct RestBinder::Batch {
   const std::vector<BindContext*>* contexts;
   std::vector<Status> results;
-  size_t next = 0;                  // guarded by mu_: the first unclaimed binding
-  size_t done = 0;                  // guarded by mu_: bindings answered
-  std::condition_variable done_cv;  // done == size
+  size_t next = 0;  // guarded by RestBinder::mu_: the first unclaimed binding
+  size_t done = 0;  // guarded by RestBinder::mu_: bindings answered
+  CondVar done_cv;  // done == size
 };
 
 RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
@@ -260,10 +389,10 @@ RestBinder::RestBinder(RestClient* client, RestBinderOptions options)
 
 RestBinder::~RestBinder() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   for (auto& t : workers_) t.join();
 }
 
@@ -274,22 +403,23 @@ size_t RestBinder::ClaimLocked(Batch* b) {
   return i;
 }
 
-void RestBinder::RunClaimed(std::unique_lock<std::mutex>& lock, Batch* b, size_t i) {
-  lock.unlock();
-  const BindContext& ctx = *(*b->contexts)[i];
-  b->results[i] = BindOne(ctx.task, ctx.node_name);
-  lock.lock();
+void RestBinder::RunClaimed(Batch* b, size_t i) {
+  {
+    MutexUnlock unlock(&mu_);
+    const BindContext& ctx = *(*b->contexts)[i];
+    b->results[i] = BindOne(ctx);
+  }
   ++free_slots_;
-  if (++b->done == b->contexts->size()) b->done_cv.notify_one();
+  if (++b->done == b->contexts->size()) b->done_cv.Signal();
 }
 
 void RestBinder::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stopping_ || (!waiting_.empty() && free_slots_ > 0); });
+    while (!stopping_ && (waiting_.empty() || free_slots_ == 0)) work_cv_.Wait(&mu_);
     if (stopping_) return;  // no Bind() is running (destructor contract): nothing is waiting
     Batch* b = waiting_.front();
-    RunClaimed(lock, b, ClaimLocked(b));
+    RunClaimed(b, ClaimLocked(b));
   }
 }
 
@@ -299,21 +429,21 @@ std::vector<Status> RestBinder::Bind(const std::vector<BindContext*>& batch) {
   Batch b;
   b.contexts = &batch;
   b.results.resize(n);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   waiting_.push_back(&b);
   // This thread takes a binding itself when a slot is free; workers take the others.
   const size_t helpers = std::min(n - 1, free_slots_ > 0 ? free_slots_ - 1 : 0);
-  for (size_t k = 0; k < helpers; ++k) work_cv_.notify_one();
+  for (size_t k = 0; k < helpers; ++k) work_cv_.Signal();
   for (;;) {
     if (b.next < n && free_slots_ > 0) {
-      RunClaimed(lock, &b, ClaimLocked(&b));
+      RunClaimed(&b, ClaimLocked(&b));
       continue;
     }
     // This thread takes no further binding: the slot it freed goes to a worker (for this
     // batch's rest or another batch). A worker that frees a slot takes the next binding itself.
-    if (!waiting_.empty() && free_slots_ > 0) work_cv_.notify_one();
+    if (!waiting_.empty() && free_slots_ > 0) work_cv_.Signal();
     if (b.done == n) break;
-    b.done_cv.wait(lock, [&] { return b.done == n; });
+    while (b.done != n) b.done_cv.Wait(&mu_);
   }
   return std::move(b.results);
 }
@@ -359,7 +489,7 @@ Status RestStatusUpdater::UpdatePodCondition(const k8s::Pod& pod, const k8s::Pod
 
 bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string& status,
                                        const std::string& rv) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = written_.find(key);
   if (it == written_.end() || it->second.status != status) return false;
   if (rv != it->second.rv_before && rv != it->second.rv_after) return false;  // changed since: write again
@@ -368,13 +498,13 @@ bool RestStatusUpdater::AlreadyWritten(const std::string& key, const std::string
 }
 
 void RestStatusUpdater::Remember(const std::string& key, Written w) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (written_.size() > 200000) written_.clear();  // a bound; forgetting only costs a repeat write
   written_[key] = std::move(w);
 }
 
 RestStatusUpdater::Stats RestStatusUpdater::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -427,7 +557,7 @@ Status RestStatusUpdater::UpdatePodGroup(const k8s::PodGroup& pg) {
       return ApiError(resp->status, resp->body, fmt::format("{} (after {} attempts)", what, attempt));
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.conflicts;
     }
     // Conflict: our copy is stale. Re-read the object and retry on its resourceVersion.

@@ -1,6 +1,10 @@
 #pragma once
 // The REST implementations of the cache's outbound interfaces (SPEC §5, §6):
-//   RestBinder        POST pods/{name}/binding (with the pod's annotations), one per task;
+//   RestBinder        per task: the BindContext's pod_patch as a JSON merge PATCH of the pod's
+//                     metadata (only the keys it names; uid as a precondition), then POST
+//                     pods/{name}/binding (with the pod's annotations). A refused PATCH fails
+//                     the task without a Binding; a refused Binding undoes the PATCH first
+//                     (binder/binder.h);
 //   RestEvictor       pod conditions (Ready=False/Evict, DisruptionTarget=True) on the status
 //                     subresource, then DELETE (uid precondition) or the Eviction API;
 //   RestStatusUpdater pod conditions (strategic-merge patch on pods/status), Queue status
@@ -30,16 +34,15 @@
 // constructor, joined by the destructor) that carry the bindings of concurrent batches.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "api/mutex.h"
 #include "binder/binder.h"
 #include "evictor/evictor.h"
 #include "kube/rest_client.h"
@@ -56,7 +59,7 @@ struct RestBinderOptions {
 class RestBinder final : public Binder {
  public:
   explicit RestBinder(RestClient* client, RestBinderOptions options = {});
-  ~RestBinder() override;  // joins the workers; no Bind() may be running
+  ~RestBinder() override EXCLUDES(mu_);  // joins the workers; no Bind() may be running
   RestBinder(const RestBinder&) = delete;
   RestBinder& operator=(const RestBinder&) = delete;
 
@@ -64,26 +67,42 @@ class RestBinder final : public Binder {
   // workers, at most `max_in_flight` at once over every Bind() call in progress, in batch
   // order — each through RestClient::Do (its QPS limit applies to each one). Returns one
   // Status per context, in batch order, once all of them have an answer.
-  std::vector<Status> Bind(const std::vector<BindContext*>& batch) override;
+  std::vector<Status> Bind(const std::vector<BindContext*>& batch) override EXCLUDES(mu_);
   // One binding on the calling thread (exposed for tests and tools; not counted against
   // `max_in_flight`).
   Status BindOne(const TaskInfo& task, const std::string& node);
+  // One task on the calling thread: PATCH the pod with ctx.pod_patch (skipped when empty),
+  // then the binding. When the binding fails after the PATCH succeeded, the PATCH is undone
+  // before returning: every key it named gets back the value the cached pod (ctx.task) had,
+  // or is removed if the cached pod did not have it. The undo carries the resourceVersion
+  // the PATCH answered with; on a conflict the pod is re-read and only keys still holding the
+  // value we wrote are restored (someone else's later write wins), at most
+  // kUndoPatchAttempts times. A pod gone meanwhile needs no undo. The returned error is the
+  // binding's (with the undo's failure appended, if it failed too).
+  Status BindOne(const BindContext& ctx);
+
+  static constexpr int kUndoPatchAttempts = 3;
 
  private:
   struct Batch;  // one Bind() call in progress
-  void Work();   // a worker thread
+  // POST pods/{name}/binding (BindingBody with `patch`), 409 for the same node is success.
+  Status PostBinding(const TaskInfo& task, const std::string& node, const PodPatch* patch);
+  // Restores the keys of `patch` on the pod (see BindOne(ctx)); `rv` is the resourceVersion
+  // the forward PATCH answered with ("" for none).
+  Status UndoPodPatch(const BindContext& ctx, std::string rv);
+  void Work() EXCLUDES(mu_);  // a worker thread
   // Claims `b`'s next unclaimed binding and a slot (requires both); returns its index.
-  size_t ClaimLocked(Batch* b);
+  size_t ClaimLocked(Batch* b) REQUIRES(mu_);
   // Runs binding `i` of `b` with mu_ released, then hands back its slot.
-  void RunClaimed(std::unique_lock<std::mutex>& lock, Batch* b, size_t i);
+  void RunClaimed(Batch* b, size_t i) REQUIRES(mu_);
 
   RestClient* client_;
   const size_t max_in_flight_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;   // workers: a binding waits for a free slot, or stopping_
-  std::deque<Batch*> waiting_;        // guarded by mu_; batches with unclaimed bindings, oldest first
-  size_t free_slots_;                 // guarded by mu_; max_in_flight_ minus bindings in flight
-  bool stopping_ = false;             // guarded by mu_
+  Mutex mu_;
+  CondVar work_cv_;                             // workers: a binding waits for a free slot, or stopping_
+  std::deque<Batch*> waiting_ GUARDED_BY(mu_);  // batches with unclaimed bindings, oldest first
+  size_t free_slots_ GUARDED_BY(mu_);           // max_in_flight_ minus bindings in flight
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;  // max_in_flight_ of them
 };
 
@@ -111,7 +130,7 @@ class RestStatusUpdater final : public StatusUpdater {
     uint64_t skipped_identical = 0;  // writes not sent: already written for that version
     uint64_t conflicts = 0;          // 409s answered by a re-read and a retry
   };
-  Stats stats() const;
+  Stats stats() const EXCLUDES(mu_);
 
  private:
   // What this updater last wrote for an object: the status body, the resourceVersion the
@@ -121,19 +140,21 @@ class RestStatusUpdater final : public StatusUpdater {
     std::string rv_before, rv_after;
   };
   // True (and counted) when `status` was already written for `key` at `rv`.
-  bool AlreadyWritten(const std::string& key, const std::string& status, const std::string& rv);
-  void Remember(const std::string& key, Written w);
+  bool AlreadyWritten(const std::string& key, const std::string& status, const std::string& rv) EXCLUDES(mu_);
+  void Remember(const std::string& key, Written w) EXCLUDES(mu_);
 
   RestClient* client_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Written> written_;  // guarded by mu_; key "kind/ns/name"
-  Stats stats_;                                       // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Written> written_ GUARDED_BY(mu_);  // key "kind/ns/name"
+  Stats stats_ GUARDED_BY(mu_);
 };
 
 // The body of POST pods/{name}/binding: a v1 Binding naming the pod (name, namespace, uid
-// and its annotations) and the target node. Every string is JSON-escaped; bytes that are not
-// valid UTF-8 become U+FFFD.
-std::string BindingBody(const TaskInfo& task, const std::string& node);
+// and its annotations) and the target node. The API server copies the Binding's annotations
+// onto the pod, so with a `patch` (already applied to the pod) its annotation values replace
+// the cached ones and the keys it removes are left out. Every string is JSON-escaped; bytes
+// that are not valid UTF-8 become U+FFFD.
+std::string BindingBody(const TaskInfo& task, const std::string& node, const PodPatch* patch = nullptr);
 
 // POSTs a Queue {name, weight 1, reclaimable}; OK when it exists already (409).
 Status CreateQueueIfMissing(RestClient* client, const std::string& name, bool reclaimable);

@@ -310,6 +310,9 @@ std::vector<Status> SimCluster::Bind(const std::vector<BindContext*>& batch) {
     auto pod = std::make_shared<k8s::Pod>(**cur);
     pod->spec.node_name = ctx->node_name;
     for (const auto& [k, v] : ctx->task.annotations()) pod->metadata.annotations[k] = v;
+    // The pre-binders' pod changes land with the binding (in one step here: the simulated
+    // server has no refused-binding-after-patch window to undo).
+    ApplyPodPatch(ctx->pod_patch, pod->metadata);
     s.PutPodLocked(pod, EventType::kUpdate);
     ++s.stats.binds;
     const std::string key = ns + "/" + name;

@@ -1,14 +1,13 @@
 #include "workers/bind_flow.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api/check.h"
+#include "api/mutex.h"
 
 namespace volcache {
 
@@ -45,14 +44,14 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
         handler_(handler),
         dispatch_(dispatch) {}
 
-  Status Push(std::unique_ptr<BindContext> ctx);
-  bool TryPush(std::unique_ptr<BindContext>& ctx);
-  void Start();
-  size_t FlushOnce();
-  void Stop(bool drain);
-  bool stopping() const;
-  Stats stats() const;
-  void SetObserver(std::function<void(size_t, Duration)> observer);
+  Status Push(std::unique_ptr<BindContext> ctx) EXCLUDES(mu_);
+  bool TryPush(std::unique_ptr<BindContext>& ctx) EXCLUDES(mu_);
+  void Start() EXCLUDES(mu_);
+  size_t FlushOnce() EXCLUDES(mu_);
+  void Stop(bool drain) EXCLUDES(mu_);
+  bool stopping() const EXCLUDES(mu_);
+  Stats stats() const EXCLUDES(mu_);
+  void SetObserver(std::function<void(size_t, Duration)> observer) EXCLUDES(mu_);
 
  private:
   // One batch handed to the dispatch executor. If the executor destroys the work without
@@ -80,16 +79,16 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
     static thread_local const Core* current_;
   };
 
-  std::vector<std::shared_ptr<Batch>> TakeBatchesLocked(size_t limit);
+  std::vector<std::shared_ptr<Batch>> TakeBatchesLocked(size_t limit) REQUIRES(mu_);
   // After a batch completed: dispatches backlog into the freed room (never nested, so an
   // inline executor does not recurse).
-  void Refill();
-  void Dispatch(std::vector<std::shared_ptr<Batch>> batches);
-  void RunBatch(Batch& batch);
+  void Refill() EXCLUDES(mu_);
+  void Dispatch(std::vector<std::shared_ptr<Batch>> batches) EXCLUDES(mu_);
+  void RunBatch(Batch& batch) EXCLUDES(mu_);
   // Outcome calls for contexts counted in flight: OnBindFailed(ctx, why) for each.
-  void HandBack(ContextList& contexts, const Status& why);
-  void ScheduleTickLocked();
-  void OnTick();
+  void HandBack(ContextList& contexts, const Status& why) EXCLUDES(mu_);
+  void ScheduleTickLocked() REQUIRES(mu_);
+  void OnTick() EXCLUDES(mu_);
 
   const BindFlowOptions options_;
   const std::shared_ptr<Clock> clock_;
@@ -98,33 +97,32 @@ class BindFlow::Core : public std::enable_shared_from_this<Core> {
   BindOutcomeHandler* const handler_;
   Executor* const dispatch_;
 
-  mutable std::mutex mu_;
-  std::condition_variable not_full_;                  // the channel has room, or Stop began
-  std::condition_variable progress_;                  // in_flight_ or ticks_running_ went down, or Stop ended
-  std::deque<std::unique_ptr<BindContext>> channel_;  // guarded by mu_; size <= capacity
-  State state_ = State::kRunning;                     // guarded by mu_; only moves forward
+  mutable Mutex mu_;
+  CondVar not_full_;  // the channel has room, or Stop began
+  CondVar progress_;  // in_flight_ or ticks_running_ went down, or Stop ended
+  std::deque<std::unique_ptr<BindContext>> channel_ GUARDED_BY(mu_);  // size <= capacity
+  State state_ GUARDED_BY(mu_) = State::kRunning;                     // only moves forward
   // Set by Stop(drain=false): batches that have not started hand their contexts back.
-  bool abort_ = false;     // guarded by mu_
-  bool started_ = false;   // guarded by mu_
-  uint64_t timer_id_ = 0;  // guarded by mu_; the pending tick, 0 if none
-  int ticks_running_ = 0;  // guarded by mu_; OnTick calls between their start and reschedule
+  bool abort_ GUARDED_BY(mu_) = false;
+  bool started_ GUARDED_BY(mu_) = false;
+  uint64_t timer_id_ GUARDED_BY(mu_) = 0;  // the pending tick, 0 if none
+  int ticks_running_ GUARDED_BY(mu_) = 0;  // OnTick calls between their start and reschedule
   // Contexts taken from the channel whose outcome call has not returned yet (batches on the
   // executor, and hand-backs in progress). Dispatch keeps it <= max_concurrent_binds.
-  size_t in_flight_ = 0;  // guarded by mu_
+  size_t in_flight_ GUARDED_BY(mu_) = 0;
   // Contexts that were queued at the last tick but found the in-flight bound full: they go
-  // out as soon as batches complete, not one tick later (guarded by mu_).
-  size_t backlog_ = 0;
-  Stats counters_;  // guarded by mu_; queued/in_flight filled in by stats()
-  std::shared_ptr<const std::function<void(size_t, Duration)>> observer_;  // guarded by mu_
+  // out as soon as batches complete, not one tick later.
+  size_t backlog_ GUARDED_BY(mu_) = 0;
+  Stats counters_ GUARDED_BY(mu_);  // queued/in_flight filled in by stats()
+  std::shared_ptr<const std::function<void(size_t, Duration)>> observer_ GUARDED_BY(mu_);
 };
 
 thread_local const BindFlow::Core* BindFlow::Core::CallbackScope::current_ = nullptr;
 
 Status BindFlow::Core::Push(std::unique_ptr<BindContext> ctx) {
   if (ctx == nullptr) return Status::InvalidArgument("bind-flow Push of a null BindContext");
-  std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock,
-                 [&] { return state_ != State::kRunning || channel_.size() < options_.channel_capacity; });
+  MutexLock lock(&mu_);
+  while (state_ == State::kRunning && channel_.size() >= options_.channel_capacity) not_full_.Wait(&mu_);
   if (state_ != State::kRunning) {
     return Status::Cancelled("bind-flow stopped; bind of " + Describe(*ctx) + " not queued");
   }
@@ -135,7 +133,7 @@ Status BindFlow::Core::Push(std::unique_ptr<BindContext> ctx) {
 
 bool BindFlow::Core::TryPush(std::unique_ptr<BindContext>& ctx) {
   if (ctx == nullptr) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (state_ != State::kRunning || channel_.size() >= options_.channel_capacity) return false;
   channel_.push_back(std::move(ctx));
   ++counters_.pushed;
@@ -143,7 +141,7 @@ bool BindFlow::Core::TryPush(std::unique_ptr<BindContext>& ctx) {
 }
 
 void BindFlow::Core::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (started_ || state_ != State::kRunning) return;
   started_ = true;
   ScheduleTickLocked();
@@ -159,18 +157,18 @@ void BindFlow::Core::ScheduleTickLocked() {
 
 void BindFlow::Core::OnTick() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     timer_id_ = 0;
     if (state_ != State::kRunning) return;
     ++ticks_running_;
   }
   FlushOnce();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     --ticks_running_;
     if (state_ == State::kRunning) ScheduleTickLocked();
   }
-  progress_.notify_all();
+  progress_.SignalAll();
 }
 
 std::vector<std::shared_ptr<BindFlow::Core::Batch>> BindFlow::Core::TakeBatchesLocked(size_t limit) {
@@ -195,7 +193,7 @@ std::vector<std::shared_ptr<BindFlow::Core::Batch>> BindFlow::Core::TakeBatchesL
   in_flight_ += n;
   counters_.dispatched += n;
   counters_.batches += batches.size();
-  not_full_.notify_all();
+  not_full_.SignalAll();
   return batches;
 }
 
@@ -208,7 +206,7 @@ void BindFlow::Core::Dispatch(std::vector<std::shared_ptr<Batch>> batches) {
 size_t BindFlow::Core::FlushOnce() {
   std::vector<std::shared_ptr<Batch>> batches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     batches = TakeBatchesLocked(channel_.size());
     backlog_ = channel_.size();
   }
@@ -226,7 +224,7 @@ void BindFlow::Core::RunBatch(Batch& batch) {
   bool aborted;
   std::shared_ptr<const std::function<void(size_t, Duration)>> observer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     aborted = abort_;
     observer = observer_;
   }
@@ -279,12 +277,12 @@ void BindFlow::Core::RunBatch(Batch& batch) {
   if (observer != nullptr && *observer) (*observer)(n, latency);
   contexts.clear();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     in_flight_ -= n;
     counters_.succeeded += succeeded;
     counters_.failed += n - succeeded;
   }
-  progress_.notify_all();
+  progress_.SignalAll();
   Refill();
 }
 
@@ -294,7 +292,7 @@ void BindFlow::Core::Refill() {
   refilling = true;
   std::vector<std::shared_ptr<Batch>> batches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ == State::kRunning && !abort_ && backlog_ > 0) {
       batches = TakeBatchesLocked(backlog_);
       size_t taken = 0;
@@ -312,66 +310,65 @@ void BindFlow::Core::HandBack(ContextList& contexts, const Status& why) {
   for (const auto& ctx : contexts) handler_->OnBindFailed(*ctx, why);
   contexts.clear();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     in_flight_ -= n;
     counters_.failed += n;
     counters_.cancelled += n;
   }
-  progress_.notify_all();
+  progress_.SignalAll();
 }
 
 void BindFlow::Core::Stop(bool drain) {
   VC_CHECK(CallbackScope::current() != this,
            "BindFlow::Stop called from its own handler, binder, pre-binder or observer");
-  std::unique_lock<std::mutex> lock(mu_);
-  if (state_ != State::kRunning) {
-    progress_.wait(lock, [&] { return state_ == State::kStopped; });
-    return;
-  }
-  state_ = State::kStopping;
-  if (timer_id_ != 0) {
-    clock_->Cancel(timer_id_);  // a tick already firing sees kStopping and returns
-    timer_id_ = 0;
-  }
-  not_full_.notify_all();  // blocked Push callers return Cancelled
-  // A tick that started before kStopping finishes its flush (it will not reschedule).
-  progress_.wait(lock, [&] { return ticks_running_ == 0; });
+  {
+    MutexLock lock(&mu_);
+    if (state_ != State::kRunning) {
+      while (state_ != State::kStopped) progress_.Wait(&mu_);
+      return;
+    }
+    state_ = State::kStopping;
+    if (timer_id_ != 0) {
+      clock_->Cancel(timer_id_);  // a tick already firing sees kStopping and returns
+      timer_id_ = 0;
+    }
+    not_full_.SignalAll();  // blocked Push callers return Cancelled
+    // A tick that started before kStopping finishes its flush (it will not reschedule).
+    while (ticks_running_ != 0) progress_.Wait(&mu_);
 
-  if (!drain) {
-    abort_ = true;
-    ContextList queued;
-    queued.reserve(channel_.size());
-    for (auto& ctx : channel_) queued.push_back(std::move(ctx));
-    channel_.clear();
-    in_flight_ += queued.size();  // in flight until handed back: keeps stats() consistent
-    lock.unlock();
-    HandBack(queued, Status::Cancelled("bind-flow stopped before the task was bound"));
-    lock.lock();
-  } else {
-    while (!channel_.empty()) {
-      if (in_flight_ < options_.max_concurrent_binds) {
-        std::vector<std::shared_ptr<Batch>> batches = TakeBatchesLocked(channel_.size());
-        lock.unlock();
-        Dispatch(std::move(batches));
-        lock.lock();
-      } else {
-        progress_.wait(lock, [&] { return in_flight_ < options_.max_concurrent_binds; });
+    if (!drain) {
+      abort_ = true;
+      ContextList queued;
+      queued.reserve(channel_.size());
+      for (auto& ctx : channel_) queued.push_back(std::move(ctx));
+      channel_.clear();
+      in_flight_ += queued.size();  // in flight until handed back: keeps stats() consistent
+      MutexUnlock unlock(&mu_);
+      HandBack(queued, Status::Cancelled("bind-flow stopped before the task was bound"));
+    } else {
+      while (!channel_.empty()) {
+        if (in_flight_ < options_.max_concurrent_binds) {
+          std::vector<std::shared_ptr<Batch>> batches = TakeBatchesLocked(channel_.size());
+          MutexUnlock unlock(&mu_);
+          Dispatch(std::move(batches));
+        } else {
+          while (in_flight_ >= options_.max_concurrent_binds) progress_.Wait(&mu_);
+        }
       }
     }
+    while (in_flight_ != 0) progress_.Wait(&mu_);
+    state_ = State::kStopped;
   }
-  progress_.wait(lock, [&] { return in_flight_ == 0; });
-  state_ = State::kStopped;
-  lock.unlock();
-  progress_.notify_all();
+  progress_.SignalAll();
 }
 
 bool BindFlow::Core::stopping() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return state_ != State::kRunning;
 }
 
 BindFlow::Stats BindFlow::Core::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stats s = counters_;
   s.queued = channel_.size();
   s.in_flight = in_flight_;
@@ -381,7 +378,7 @@ BindFlow::Stats BindFlow::Core::stats() const {
 void BindFlow::Core::SetObserver(std::function<void(size_t, Duration)> observer) {
   auto shared =
       observer ? std::make_shared<const std::function<void(size_t, Duration)>>(std::move(observer)) : nullptr;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   observer_ = std::move(shared);
 }
 

@@ -1,6 +1,6 @@
 // Exercises the example plugin the way the bind flow does and checks the results:
-// setup → pre-bind (annotation written) → a later pre-binder fails → rollback in reverse
-// order releases the devices.
+// setup → pre-bind (devices reserved, the annotation requested in ctx.pod_patch) → a later
+// pre-binder fails → rollback in reverse order releases the devices and drops the request.
 #include <cstdio>
 #include <memory>
 
@@ -39,24 +39,27 @@ int main() {
 
   gpu_plugin::DeviceAllocator alloc;
   alloc.AddNode("gpu-a", 4);
-  gpu_plugin::GpuBindHandler handler(&alloc);
+  gpu_plugin::GpuBindHandler handler;
   volcache::BindContext ctx;
   ctx.task = *task;
   ctx.node_name = "gpu-a";
-  if (!handler.SetupBindContextExtension(nullptr, ctx).ok() || alloc.Free("gpu-a") != 2) return Fail("setup");
+  if (!handler.SetupBindContextExtension(nullptr, ctx).ok() || alloc.Free("gpu-a") != 4) return Fail("setup");
 
   volcache::PreBinderRegistry ok_registry;
   (void)ok_registry.Register(std::make_shared<gpu_plugin::GpuPreBinder>(&alloc));
-  if (!ok_registry.RunPreBind(ctx).ok()) return Fail("pre-bind");
-  auto* ext = ctx.Extension<gpu_plugin::GpuExtension>(gpu_plugin::kName);
-  if (!ext || ext->annotation != "0,1") return Fail("annotation");
+  if (!ok_registry.RunPreBind(ctx).ok() || alloc.Free("gpu-a") != 2) return Fail("pre-bind");
+  auto it = ctx.pod_patch.annotations.find(gpu_plugin::kAnnotation);
+  if (it == ctx.pod_patch.annotations.end() || it->second != "0,1") return Fail("annotation");
+  ok_registry.RollBackAll(ctx);  // as after a refused bind
+  if (alloc.Free("gpu-a") != 4) return Fail("rollback after the bind");
 
+  ctx.pod_patch.clear();
   volcache::PreBinderRegistry failing;
   (void)failing.Register(std::make_shared<gpu_plugin::GpuPreBinder>(&alloc));
   (void)failing.Register(std::make_shared<FailingPreBinder>());
   volcache::Status s = failing.RunPreBind(ctx);
-  if (s.ok() || alloc.Free("gpu-a") != 4) return Fail("rollback");
-  std::printf("gpu plugin ok: annotation %s=0,1 at pre-bind; rollback released the devices (%s)\n",
+  if (s.ok() || alloc.Free("gpu-a") != 4 || !ctx.pod_patch.empty()) return Fail("rollback");
+  std::printf("gpu plugin ok: %s=0,1 requested at pre-bind; rollback released the devices (%s)\n",
               gpu_plugin::kAnnotation, s.message().c_str());
   return 0;
 }

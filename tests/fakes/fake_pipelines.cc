@@ -45,6 +45,7 @@ std::vector<Status> FakeBinder::Bind(const std::vector<BindContext*>& batch) {
       if (store_ && current) {
         auto bound = std::make_shared<k8s::Pod>(*current);
         bound->spec.node_name = ctx->node_name;
+        ApplyPodPatch(ctx->pod_patch, bound->metadata);
         int rv = bound->metadata.resource_version.empty() ? 0 : std::stoi(bound->metadata.resource_version);
         bound->metadata.resource_version = std::to_string(rv + 1);
         store_->PutPod(bound);

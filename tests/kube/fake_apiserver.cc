@@ -590,8 +590,15 @@ void HandleWrite(const std::shared_ptr<FakeApiServer::State>& st, const std::str
                             "\": the object has been modified; please apply your changes to the latest "
                             "version and try again");
     }
+    if (body.contains("metadata") && body["metadata"].is_object() && body["metadata"].contains("uid") &&
+        body["metadata"]["uid"] != obj["metadata"].value("uid", "")) {
+      // A uid in the patch is a precondition: the pod under this name may be another one.
+      return ReplyError(res, 409, "Conflict",
+                        "Precondition failed: UID in precondition: " + body["metadata"].value("uid", "") +
+                            ", UID in object meta: " + obj["metadata"].value("uid", ""));
+    }
     if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
-    obj.merge_patch(body);
+    obj.merge_patch(body);  // null removes a key (RFC 7386), as for annotations and labels
     ++st->counters.object_patches;
     st->Put(k, obj, "MODIFIED");
     return Reply(res, 200, st->objects[k.resource][key]);

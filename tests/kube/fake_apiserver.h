@@ -9,7 +9,8 @@
 //   (409 when already assigned), pods/eviction, DELETE (uid precondition), PATCH status
 //   (strategic merge of pod conditions by type; JSON merge patch for queues; podgroups/status
 //   is 404 as on a real server: the CRD has no status subresource), PATCH of an object (JSON
-//   merge patch; metadata.resourceVersion in the patch is a precondition → 409 Conflict),
+//   merge patch, null removes a key; metadata.resourceVersion and metadata.uid in the patch are
+//   preconditions → 409 Conflict),
 //   PUT update (leases, coordination.k8s.io/v1: a stale metadata.resourceVersion → 409
 //   Conflict; PUT of a missing object → 404).
 // Concurrency: counts the requests in flight (and their maximum); HoldRequests() makes
@@ -99,7 +100,7 @@ class FakeApiServer {
     uint64_t cache_lists = 0;  // LISTs with resourceVersion=0: answered whole, `limit` ignored
     uint64_t binds = 0, bind_conflicts = 0, status_patches = 0, deletes = 0, evictions = 0, events = 0,
              creates = 0, faults = 0;
-    uint64_t object_patches = 0;                 // merge patches of whole objects (PodGroup status)
+    uint64_t object_patches = 0;  // merge patches of whole objects (PodGroup status, pod metadata)
     uint64_t updates = 0, update_conflicts = 0;  // PUTs (leases) and those refused with 409
     std::map<std::string, int> binds_per_pod;    // successful bindings per "ns/name"
     // Non-watch requests being handled now, and the most at any one time.

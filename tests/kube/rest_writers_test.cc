@@ -1,6 +1,7 @@
 // RestBinder against the loopback API server: a batch's bindings go out concurrently, at
 // most max_in_flight at once over every batch, and the results come back in batch order;
-// the Binding body is valid JSON for arbitrary annotation values.
+// the Binding body is valid JSON for arbitrary annotation values; a context's pod_patch is a
+// merge PATCH of the pod before the Binding, undone when the Binding is refused.
 #include "kube/rest_writers.h"
 
 #include <gtest/gtest.h>
@@ -184,6 +185,15 @@ TEST(BindingBodyTest, IsAV1BindingWithEveryAnnotationValueEscaped) {
   EXPECT_EQ(j["metadata"]["annotations"], ann);
 }
 
+TEST(BindingBodyTest, AnnotationsAgreeWithThePodPatch) {
+  // The server copies the Binding's annotations onto the pod: they must not undo the patch.
+  TaskInfo task = Task("ns", "p", {{"keep", "1"}, {"old", "1"}, {"drop", "1"}});
+  PodPatch patch;
+  patch.annotations = {{"old", "2"}, {"drop", std::nullopt}, {"new", "3"}};
+  auto j = nlohmann::json::parse(BindingBody(task, "n", &patch));
+  EXPECT_EQ(j["metadata"]["annotations"], (nlohmann::json{{"keep", "1"}, {"old", "2"}, {"new", "3"}}));
+}
+
 TEST(BindingBodyTest, InvalidUtf8BecomesReplacementCharacters) {
   const std::string bad[] = {
       "\xff",              // never valid
@@ -208,6 +218,135 @@ TEST(BindingBodyTest, InvalidUtf8BecomesReplacementCharacters) {
       "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
   auto j = nlohmann::json::parse(BindingBody(Task("ns", "p", {{"a", edges}}), "n"));
   EXPECT_EQ(j["metadata"]["annotations"]["a"], edges);
+}
+
+// ---------------------------------------------------------------- pod patches
+
+// A pod on the server (and the task the cache knew for it) with annotations keep/old/drop
+// and label app=x; the context asks to change old, remove drop, add gpu and a label.
+struct PatchedBind {
+  FakeApiServer server;
+  std::unique_ptr<RestClient> client;
+  std::unique_ptr<BindContext> ctx = std::make_unique<BindContext>();
+
+  explicit PatchedBind(const std::string& bound_to = "") {
+    nlohmann::json pod = PodJson("ns", "p", "1", "1Gi", "", "volcano", bound_to);
+    pod["metadata"]["annotations"] = {{"keep", "1"}, {"old", "1"}, {"drop", "1"}};
+    pod["metadata"]["labels"] = {{"app", "x"}};
+    server.Upsert(pod);
+    client = Client(server);
+    ctx->task = Task("ns", "p", {{"keep", "1"}, {"old", "1"}, {"drop", "1"}});
+    auto cached = std::make_shared<k8s::Pod>(ctx->task.pod());
+    cached->metadata.labels = {{"app", "x"}};
+    ctx->task = TaskInfo::FromPod(std::move(cached)).value();
+    ctx->node_name = "n1";
+    ctx->pod_patch.annotations = {{"volcano.sh/gpu-index", "0,1"}, {"old", "2"}, {"drop", std::nullopt}};
+    ctx->pod_patch.labels = {{"volcano.sh/gpu", "true"}};
+  }
+  nlohmann::json Meta(const char* field) const {
+    auto pod = server.Get("pods", "ns", "p");
+    return pod ? (*pod)["metadata"].value(field, nlohmann::json::object()) : nlohmann::json();
+  }
+};
+
+TEST(RestBinderPodPatchTest, ThePodCarriesThePatchedKeysAfterTheBind) {
+  PatchedBind t;
+  RestBinder binder(t.client.get());
+  auto results = binder.Bind({t.ctx.get()});
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(results[0].ok()) << results[0];
+  EXPECT_EQ(NodeOf(t.server, "ns", "p"), "n1");
+  EXPECT_EQ(t.Meta("annotations"),
+            (nlohmann::json{{"keep", "1"}, {"old", "2"}, {"volcano.sh/gpu-index", "0,1"}}));
+  EXPECT_EQ(t.Meta("labels"), (nlohmann::json{{"app", "x"}, {"volcano.sh/gpu", "true"}}));
+  auto c = t.server.counters();
+  EXPECT_EQ(c.object_patches, 1u);
+  EXPECT_EQ(c.binds, 1u);
+}
+
+TEST(RestBinderPodPatchTest, NoPatchWithoutPodChanges) {
+  PatchedBind t;
+  t.ctx->pod_patch.clear();
+  RestBinder binder(t.client.get());
+  ASSERT_TRUE(binder.BindOne(*t.ctx).ok());
+  EXPECT_EQ(t.server.counters().object_patches, 0u);
+  EXPECT_EQ(NodeOf(t.server, "ns", "p"), "n1");
+}
+
+TEST(RestBinderPodPatchTest, RefusedBindingUndoesThePatch) {
+  PatchedBind t;
+  t.server.AddFault(FaultRule{"POST", "/pods/p/binding", 500, "InternalError"});
+  RestBinder binder(t.client.get());
+  Status s = binder.BindOne(*t.ctx);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  EXPECT_EQ(NodeOf(t.server, "ns", "p"), "");  // unbound
+  EXPECT_EQ(t.Meta("annotations"), (nlohmann::json{{"keep", "1"}, {"old", "1"}, {"drop", "1"}}));
+  EXPECT_EQ(t.Meta("labels"), (nlohmann::json{{"app", "x"}}));
+  EXPECT_EQ(t.server.counters().object_patches, 2u);  // the patch and its undo
+}
+
+TEST(RestBinderPodPatchTest, BindingOfAPodBoundElsewhereIsRefusedAndThePatchUndone) {
+  PatchedBind t("other-node");  // the server answers the Binding with 409
+  RestBinder binder(t.client.get());
+  Status s = binder.BindOne(*t.ctx);
+  EXPECT_EQ(s.code(), StatusCode::kConflict) << s;
+  EXPECT_EQ(NodeOf(t.server, "ns", "p"), "other-node");
+  EXPECT_EQ(t.Meta("annotations"), (nlohmann::json{{"keep", "1"}, {"old", "1"}, {"drop", "1"}}));
+  EXPECT_EQ(t.Meta("labels"), (nlohmann::json{{"app", "x"}}));
+}
+
+TEST(RestBinderPodPatchTest, RefusedPatchSendsNoBinding) {
+  PatchedBind t;
+  t.server.AddFault(FaultRule{"PATCH", "/pods/p", 500, "InternalError"});
+  RestBinder binder(t.client.get());
+  auto results = binder.Bind({t.ctx.get()});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].code(), StatusCode::kUnavailable) << results[0];
+  EXPECT_NE(results[0].message().find("patch the pod"), std::string::npos) << results[0];
+  auto c = t.server.counters();
+  EXPECT_EQ(c.binds, 0u);
+  EXPECT_TRUE(c.binds_per_pod.empty());
+  EXPECT_EQ(NodeOf(t.server, "ns", "p"), "");
+  EXPECT_EQ(t.Meta("annotations"), (nlohmann::json{{"keep", "1"}, {"old", "1"}, {"drop", "1"}}));
+}
+
+TEST(RestBinderPodPatchTest, PatchOfAnotherPodUnderTheNameIsRefused) {
+  PatchedBind t;
+  auto cached = std::make_shared<k8s::Pod>(t.ctx->task.pod());
+  cached->metadata.uid = "an-older-pod";
+  t.ctx->task = TaskInfo::FromPod(std::move(cached)).value();
+  RestBinder binder(t.client.get());
+  Status s = binder.BindOne(*t.ctx);
+  EXPECT_EQ(s.code(), StatusCode::kConflict) << s;
+  EXPECT_EQ(t.server.counters().binds, 0u);
+  EXPECT_EQ(t.Meta("annotations"), (nlohmann::json{{"keep", "1"}, {"old", "1"}, {"drop", "1"}}));
+}
+
+TEST(RestBinderPodPatchTest, UndoAfterAConcurrentWriteRestoresOnlyTheKeysStillOurs) {
+  PatchedBind t;
+  // The Binding is held back (until a second request for its path arrives), then refused;
+  // meanwhile another client changes one of our keys.
+  t.server.AddFault(FaultRule{"POST", "/pods/p/binding", 500, "InternalError"});
+  t.server.HoldRequests("/pods/p/binding", 2);
+  RestBinder binder(t.client.get());
+  Status s;
+  std::thread bind([&] { s = binder.BindOne(*t.ctx); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // Once the forward patch is in, the undo cannot come before the Binding is let go.
+  while (t.server.counters().object_patches < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  auto pod = t.server.Get("pods", "ns", "p");
+  ASSERT_TRUE(pod.has_value());
+  (*pod)["metadata"]["annotations"]["volcano.sh/gpu-index"] = "7";  // someone else's later value
+  t.server.Upsert(*pod);
+  (void)t.client->Do("GET", "/api/v1/namespaces/ns/pods/p/binding");  // lets the Binding go
+  bind.join();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  EXPECT_EQ(t.Meta("annotations"),
+            (nlohmann::json{{"keep", "1"}, {"old", "1"}, {"drop", "1"}, {"volcano.sh/gpu-index", "7"}}));
+  EXPECT_EQ(t.Meta("labels"), (nlohmann::json{{"app", "x"}}));
+  EXPECT_EQ(t.server.counters().object_patches, 2u);  // the patch and the undo after a re-read (409 first)
 }
 
 // ---------------------------------------------------------------- status writes

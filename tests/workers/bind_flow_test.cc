@@ -76,6 +76,7 @@ class ScriptedBinder final : public Binder {
     std::function<void()> during;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      for (BindContext* ctx : batch) patches_[ctx->task.name()] = ctx->pod_patch;
       batches_.push_back(names);
       ++entered_;
       cv_.notify_all();
@@ -123,6 +124,11 @@ class ScriptedBinder final : public Binder {
     std::lock_guard<std::mutex> lock(mu_);
     return batches_;
   }
+  // The pod patch each task carried when it reached Bind (by task name).
+  std::map<std::string, PodPatch> patches() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return patches_;
+  }
   std::vector<size_t> batch_sizes() const {
     std::vector<size_t> sizes;
     for (const auto& b : batches()) sizes.push_back(b.size());
@@ -139,6 +145,41 @@ class ScriptedBinder final : public Binder {
   int entered_ = 0;
   std::function<void()> during_bind_;
   std::vector<std::vector<std::string>> batches_;
+  std::map<std::string, PodPatch> patches_;
+};
+
+// A device-plugin-like pre-binder: reserves one unit per task at PreBind and asks for an
+// annotation (and a label) naming it; PreBindRollBack releases the unit.
+class ReservingPreBinder final : public PreBinder {
+ public:
+  ReservingPreBinder(std::string name, CallLog* log) : name_(std::move(name)), log_(log) {}
+  std::string_view Name() const override { return name_; }
+  Status PreBind(BindContext& ctx) override {
+    log_->Add(name_ + ":prebind:" + ctx.task.name());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reserved_.insert(ctx.task.name());
+    }
+    ctx.pod_patch.annotations["example.io/" + name_] = "unit-of-" + ctx.task.name();
+    ctx.pod_patch.labels["example.io/reserved"] = "true";
+    ctx.pod_patch.annotations["example.io/stale"] = std::nullopt;
+    return Status::Ok();
+  }
+  void PreBindRollBack(BindContext& ctx) override {
+    log_->Add(name_ + ":rollback:" + ctx.task.name());
+    std::lock_guard<std::mutex> lock(mu_);
+    reserved_.erase(ctx.task.name());
+  }
+  std::set<std::string> reserved() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reserved_;
+  }
+
+ private:
+  const std::string name_;
+  CallLog* const log_;
+  mutable std::mutex mu_;
+  std::set<std::string> reserved_;
 };
 
 class RecordingPreBinder final : public PreBinder {
@@ -487,6 +528,79 @@ TEST_F(BindFlowTest, BinderFailureRollsBackEveryPreBinderInReverseThenFails) {
                                                       "pb2:prebind:t2", "bind: t1 t2", "pb2:rollback:t1",
                                                       "pb1:rollback:t1", "failed:t1", "succeeded:t2"}));
   EXPECT_EQ(handler_.outcomes()["t1"].code(), StatusCode::kUnavailable);
+}
+
+TEST_F(BindFlowTest, PodPatchRequestedAtPreBindReachesTheBinder) {
+  auto gpu = std::make_shared<ReservingPreBinder>("gpu", &log_);
+  ASSERT_TRUE(registry_.Register(gpu).ok());
+  auto flow = MakeFlow({.batch_size = 2});
+  PushAll(*flow, 2);
+  flow->FlushOnce();
+  auto patches = binder_.patches();
+  ASSERT_EQ(patches.size(), 2u);
+  const PodPatch& p1 = patches["t1"];
+  EXPECT_EQ(p1.annotations.at("example.io/gpu"), std::optional<std::string>("unit-of-t1"));
+  EXPECT_EQ(p1.annotations.at("example.io/stale"), std::nullopt);  // a removal request
+  EXPECT_EQ(p1.labels.at("example.io/reserved"), std::optional<std::string>("true"));
+  EXPECT_EQ(patches["t2"].annotations.at("example.io/gpu"), std::optional<std::string>("unit-of-t2"));
+  EXPECT_EQ(gpu->reserved(), (std::set<std::string>{"t1", "t2"}));  // bound: kept
+  EXPECT_TRUE(handler_.outcomes()["t1"].ok());
+}
+
+TEST_F(BindFlowTest, RefusedBindRollsBackThePatchingPreBinderAndReleasesItsReservation) {
+  auto gpu = std::make_shared<ReservingPreBinder>("gpu", &log_);
+  ASSERT_TRUE(registry_.Register(gpu).ok());
+  AddPreBinder("volume");
+  binder_.Fail("t1", Status::Conflict("pod ns/t1 is already assigned to node other"));
+  auto flow = MakeFlow({.batch_size = 2});
+  PushAll(*flow, 2);
+  flow->FlushOnce();
+  // The binder saw the patch; after its refusal the pre-binders roll back in reverse order,
+  // before the outcome call, and only t1's reservation is released.
+  EXPECT_EQ(binder_.patches()["t1"].annotations.at("example.io/gpu"),
+            std::optional<std::string>("unit-of-t1"));
+  EXPECT_EQ(log_.entries(),
+            (std::vector<std::string>{"gpu:prebind:t1", "volume:prebind:t1", "gpu:prebind:t2",
+                                      "volume:prebind:t2", "bind: t1 t2", "volume:rollback:t1",
+                                      "gpu:rollback:t1", "failed:t1", "succeeded:t2"}));
+  EXPECT_EQ(gpu->reserved(), (std::set<std::string>{"t2"}));
+  EXPECT_EQ(handler_.outcomes()["t1"].code(), StatusCode::kConflict);
+}
+
+TEST_F(BindFlowTest, FailedPreBindDropsThePodPatchSoTheBinderNeverSeesIt) {
+  auto gpu = std::make_shared<ReservingPreBinder>("gpu", &log_);
+  ASSERT_TRUE(registry_.Register(gpu).ok());
+  AddPreBinder("volume")->FailFor("t1");
+  auto flow = MakeFlow({.batch_size = 2});
+  PushAll(*flow, 2);
+  flow->FlushOnce();
+  EXPECT_EQ(binder_.patches().count("t1"), 0u);  // not bound at all
+  EXPECT_EQ(gpu->reserved(), (std::set<std::string>{"t2"}));
+  EXPECT_EQ(handler_.outcomes()["t1"].code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(PreBinderRegistryTest, FailedRunClearsThePodPatch) {
+  CallLog log;
+  PreBinderRegistry registry;
+  ASSERT_TRUE(registry.Register(std::make_shared<ReservingPreBinder>("gpu", &log)).ok());
+  auto failing = std::make_shared<RecordingPreBinder>("volume", &log);
+  failing->FailFor("t1");
+  ASSERT_TRUE(registry.Register(failing).ok());
+  auto ctx = MakeContext("t1");
+  EXPECT_FALSE(registry.RunPreBind(*ctx).ok());
+  EXPECT_TRUE(ctx->pod_patch.empty());
+}
+
+TEST(ApplyPodPatchTest, SetsAndRemovesOnlyTheNamedKeys) {
+  k8s::ObjectMeta meta;
+  meta.annotations = {{"keep", "1"}, {"old", "1"}, {"drop", "1"}};
+  meta.labels = {{"app", "x"}};
+  PodPatch patch;
+  patch.annotations = {{"old", "2"}, {"drop", std::nullopt}, {"new", "3"}, {"absent", std::nullopt}};
+  patch.labels = {{"tier", "gpu"}};
+  ApplyPodPatch(patch, meta);
+  EXPECT_EQ(meta.annotations, (k8s::StringMap{{"keep", "1"}, {"old", "2"}, {"new", "3"}}));
+  EXPECT_EQ(meta.labels, (k8s::StringMap{{"app", "x"}, {"tier", "gpu"}}));
 }
 
 TEST_F(BindFlowTest, WrongResultCountFailsTheWholeBatchWithInternal) {
