@@ -148,17 +148,19 @@ class Connector::Source final : public ClusterSource {
 Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions options)
     : client_(std::move(client)),
       options_(std::move(options)),
+      clock_(options_.clock ? options_.clock : RealClock::Instance()),
       source_(std::make_unique<Source>(this)),
       binder_(client_.get(), options_.binder),
       evictor_(client_.get(), options_.use_eviction_api),
       status_(client_.get()),
       event_sink_(client_.get()),
-      recorder_(&event_sink_, RealClock::Instance(),
+      recorder_(&event_sink_, clock_,
                 {.component = options_.event_component, .capacity = 4096, .correlator = {}}) {
+  ReflectorOptions ro = options_.reflector;
+  if (!ro.clock) ro.clock = clock_;
   for (ResourceKind kind : kAllKinds) {
     feeders_.push_back(std::make_unique<Feeder>(this, kind));
-    reflectors_.push_back(
-        std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), options_.reflector));
+    reflectors_.push_back(std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), ro));
   }
 }
 
@@ -223,7 +225,7 @@ void Connector::Start(CacheRuntime* runtime) {
 
 void Connector::Start(volcache::EventSink* sink, std::function<void()> initial_lists_applied) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (started_ || stopping_) return;
     started_ = true;
   }
@@ -239,7 +241,7 @@ void Connector::Start(volcache::EventSink* sink, std::function<void()> initial_l
 
 void Connector::Starter(const std::function<void()>& initial_lists_applied) {
   auto stopping = [&] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return stopping_;
   };
   bool root = !options_.create_default_queues, dflt = !options_.create_default_queues;
@@ -249,9 +251,9 @@ void Connector::Starter(const std::function<void()>& initial_lists_applied) {
                    .factor = 1.0,
                    .max = options_.queue_retry,
                    .jitter = options_.queue_retry_jitter});
-  LogThrottle log(RealClock::Instance());
+  LogThrottle log(clock_);
   bool said_steps = false;
-  auto next_attempt = std::chrono::steady_clock::now();
+  TimePoint next_attempt = clock_->Now();
   // One queue; false when it failed (and was logged, throttled).
   auto create = [&](const std::string& name, bool reclaimable) {
     ++queue_create_attempts_;
@@ -268,7 +270,7 @@ void Connector::Starter(const std::function<void()>& initial_lists_applied) {
     return false;
   };
   while (!stopping()) {
-    const auto now = std::chrono::steady_clock::now();
+    const TimePoint now = clock_->Now();
     if ((!root || !dflt) && now >= next_attempt && options_.may_write && !options_.may_write()) {
       next_attempt = now + options_.queue_retry;  // a standby: try again once leading
     } else if ((!root || !dflt) && now >= next_attempt) {
@@ -276,7 +278,7 @@ void Connector::Starter(const std::function<void()>& initial_lists_applied) {
       // The same cause would fail the second POST too: it waits for the first.
       if (root && !dflt) dflt = create(options_.default_queue, /*reclaimable=*/true);
       if (!root || !dflt) {
-        next_attempt = std::chrono::steady_clock::now() + backoff.Next();
+        next_attempt = clock_->Now() + backoff.Next();
         if (!said_steps && backoff.steps() >= static_cast<uint64_t>(options_.queue_retry_steps)) {
           said_steps = true;
           spdlog::error("the root/default queues could not be created after {} attempts; still retrying",
@@ -291,15 +293,58 @@ void Connector::Starter(const std::function<void()>& initial_lists_applied) {
       spdlog::info("initial lists applied");
     }
     if (marked && root && dflt) return;
-    // Poll for the initial lists every 10 ms; otherwise sleep until the next queue attempt.
-    Duration wait = marked ? Duration(next_attempt - std::chrono::steady_clock::now())
-                           : std::min<Duration>(std::chrono::milliseconds(10),
-                                                next_attempt - std::chrono::steady_clock::now());
-    if (root && dflt) wait = std::chrono::milliseconds(10);
-    wait = std::max<Duration>(wait, Duration::zero());
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, wait, [&] { return stopping_; });
+    // Poll for the initial lists every 10 ms (real time); otherwise sleep until the next
+    // queue attempt (on the clock).
+    if (root && dflt) next_attempt = clock_->Now() + std::chrono::milliseconds(10);
+    WaitUntil(next_attempt, marked ? Duration::max() : Duration(std::chrono::milliseconds(10)));
   }
+}
+
+namespace {
+// What a starter's timer reaches: the connector while the starter still waits on it.
+struct StarterWake {
+  Mutex mu;
+  Mutex* connector_mu GUARDED_BY(mu) = nullptr;
+  CondVar* cv GUARDED_BY(mu) = nullptr;
+  uint64_t* wakes GUARDED_BY(mu) = nullptr;
+};
+}  // namespace
+
+void Connector::WaitUntil(TimePoint until, Duration poll) {
+  const Duration d = until - clock_->Now();
+  if (d <= Duration::zero()) return;
+  auto wake = std::make_shared<StarterWake>();
+  {
+    MutexLock w(&wake->mu);
+    wake->connector_mu = &mu_;
+    wake->cv = &cv_;
+    wake->wakes = &wakes_;
+  }
+  const uint64_t timer = clock_->AfterFunc(d, [wake] {
+    MutexLock w(&wake->mu);
+    if (wake->connector_mu == nullptr) return;
+    {
+      MutexLock l(wake->connector_mu);
+      ++*wake->wakes;
+    }
+    wake->cv->SignalAll();
+  });
+  {
+    MutexLock lock(&mu_);
+    const uint64_t seen = wakes_;
+    const auto real_deadline = poll == Duration::max() ? std::chrono::steady_clock::time_point::max()
+                                                       : std::chrono::steady_clock::now() + poll;
+    while (!stopping_ && wakes_ == seen) {
+      if (real_deadline == std::chrono::steady_clock::time_point::max()) {
+        cv_.Wait(&mu_);
+      } else if (!cv_.WaitUntil(&mu_, real_deadline)) {
+        break;
+      }
+    }
+  }
+  clock_->Cancel(timer);
+  MutexLock w(&wake->mu);
+  wake->connector_mu = nullptr;
 }
 
 bool Connector::HasSynced() const {
@@ -320,10 +365,10 @@ Status Connector::WaitForInitialLists(Duration timeout) const {
 
 void Connector::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (starter_.joinable()) starter_.join();
   for (auto& r : reflectors_) r->Stop();
   recorder_.Stop();

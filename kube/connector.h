@@ -33,14 +33,13 @@
 // Thread-safety: the accessors are safe from any thread; Start/Stop from one thread.
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/mutex.h"
 #include "cache/cluster_source.h"
 #include "cache/event_sink.h"
 #include "cache/runtime.h"
@@ -68,6 +67,9 @@ struct ConnectorOptions {
   std::function<bool()> may_write;
   // Multi-scheduler sharding (kube/shard.h); null: this instance owns the whole cluster.
   std::shared_ptr<const Shard> shard;
+  // The clock of the queue-creation pacing, the event recorder and (unless the reflector
+  // options name their own) the reflectors' backoff. Null: RealClock::Instance().
+  std::shared_ptr<Clock> clock;
 };
 
 struct ConnectorStats {
@@ -99,14 +101,14 @@ class Connector {
   // Starts the reflectors feeding `sink` (pods through the scheduler filter) and the starter,
   // which calls `initial_lists_applied` once, on its thread, when every reflector has applied
   // its first LIST. The sink must outlive Stop().
-  void Start(volcache::EventSink* sink, std::function<void()> initial_lists_applied);
+  void Start(volcache::EventSink* sink, std::function<void()> initial_lists_applied) EXCLUDES(mu_);
   // The usual wiring: the runtime's cache is the sink, MarkInitialListsApplied the callback.
   void Start(CacheRuntime* runtime);
   // True once every reflector applied its first LIST.
   bool HasSynced() const;
   Status WaitForInitialLists(Duration timeout) const;
   // Stops the reflectors, the starter and the event poster. Call after CacheRuntime::Stop().
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   ConnectorStats stats() const;
 
@@ -126,10 +128,13 @@ class Connector {
  private:
   class Feeder;
   class Source;
-  void Starter(const std::function<void()>& initial_lists_applied);
+  void Starter(const std::function<void()>& initial_lists_applied) EXCLUDES(mu_);
+  // Waits until `until` on clock_ (a timer wakes it), at most `poll` of real time, or Stop.
+  void WaitUntil(TimePoint until, Duration poll) EXCLUDES(mu_);
 
   std::unique_ptr<RestClient> client_;
   const ConnectorOptions options_;
+  const std::shared_ptr<Clock> clock_;  // before the recorder and reflectors that use it
   std::unique_ptr<Source> source_;
   RestBinder binder_;
   RestEvictor evictor_;
@@ -139,10 +144,11 @@ class Connector {
   std::vector<std::unique_ptr<Feeder>> feeders_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;  // indexed by ResourceKind
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  bool started_ = false;   // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool started_ GUARDED_BY(mu_) = false;
+  uint64_t wakes_ GUARDED_BY(mu_) = 0;  // bumped by the starter's timers
   std::atomic<uint64_t> cache_errors_{0}, decode_errors_{0}, filtered_pods_{0};
   std::atomic<uint64_t> filtered_nodes_{0}, filtered_podgroups_{0};
   std::atomic<bool> queues_created_{false};

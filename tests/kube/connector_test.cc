@@ -104,6 +104,42 @@ TEST(ConnectorTest, QueueCreationRetriesArePacedByBackoff) {
   EXPECT_TRUE(server.Get("queues", "", "default"));
 }
 
+// The root/default queue creation is paced on the injected clock: with a FakeClock nothing
+// is retried until the clock moves, and each step of the backoff is one more attempt.
+TEST(ConnectorTest, QueueCreationIsPacedOnTheInjectedClock) {
+  FakeApiServer server;
+  server.AddFault(testing::FaultRule{"POST", "/queues", 503, "ServiceUnavailable", -1, {}, -1});
+  auto clock = std::make_shared<FakeClock>();
+  ConnectorOptions o = FastConnector();
+  o.clock = clock;
+  o.reflector.clock = RealClock::Instance();  // the starter's timer is then the only one pending
+  o.queue_retry = std::chrono::seconds(1);
+  o.queue_retry_jitter = 0;
+  Connector conn(std::move(RestClient::Create(server.Config()).value()), o);
+  CacheRuntime rt(SmallRuntime(), RealClock::Instance(), conn.source(), conn.binder(), conn.evictor(),
+                  conn.status_updater(), conn.event_recorder());
+  rt.Run();
+  conn.Start(&rt);
+  ASSERT_TRUE(rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  for (uint64_t want = 2; want <= 4; ++want) {
+    // The attempt failed and the starter waits for its timer.
+    ASSERT_TRUE(Eventually([&] {
+      return conn.stats().queue_create_attempts == want - 1 && clock->PendingTimers() == 1;
+    })) << want - 1;
+    // Short of the step: no attempt; the step: exactly one more.
+    clock->Advance(std::chrono::milliseconds(999));
+    EXPECT_EQ(conn.stats().queue_create_attempts, want - 1);
+    clock->Advance(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return conn.stats().queue_create_attempts == 4 && clock->PendingTimers() == 1; }));
+  server.ClearFaults();
+  clock->Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(Eventually([&] { return conn.stats().queues_created; }));
+  rt.Stop();
+  conn.Stop();
+}
+
 TEST(ConnectorTest, PodFilterFollowsTheSchedulerName) {
   FakeApiServer server;
   server.Upsert(NodeJson("n1", "8", "16Gi"));
