@@ -239,18 +239,23 @@ struct RestClient::Impl {
     return Status::Ok();
   }
 
+  // The bearer token for the next request: the kubeconfig's, or the token file's re-read at
+  // most once per options.token_file_refresh (a minute), as client-go does (a projected service-account token
+  // is rotated while keep-alive connections live on). The file is read outside the lock.
   std::string Token() EXCLUDES(mu) {
-    MutexLock lock(&mu);
     if (config.token_file.empty()) return config.token;
-    auto now = std::chrono::steady_clock::now();
-    if (token.empty() || now - token_read > std::chrono::minutes(1)) {
-      auto r = ReadFile(config.token_file, "token file");
-      if (r.ok()) {
-        token = Trim(*r);
-        token_read = now;
-      } else if (token.empty()) {
-        spdlog::warn("{}", r.status().message());
-      }
+    const auto now = std::chrono::steady_clock::now();
+    {
+      MutexLock lock(&mu);
+      if (!token.empty() && now - token_read < options.token_file_refresh) return token;
+    }
+    auto r = ReadFile(config.token_file, "token file");
+    MutexLock lock(&mu);
+    if (r.ok()) {
+      token = Trim(*r);
+      token_read = now;
+    } else if (token.empty()) {
+      spdlog::warn("{}", r.status().message());
     }
     return token;
   }
@@ -402,6 +407,8 @@ Result<HttpResponse> RestClient::Do(std::string_view method, const std::string& 
     m.Throttle(cls);
     bool reused = false;
     auto client = m.Acquire(&reused);
+    // A pooled connection carries the token it was made with: refresh it per request.
+    if (!m.config.token_file.empty()) client->set_bearer_token_auth(m.Token());
     if (method != "GET" && m.options.write_gate) {
       if (Status gate = m.options.write_gate(); !gate.ok()) {
         m.Release(std::move(client));

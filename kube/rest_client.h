@@ -49,7 +49,9 @@ struct RestClientOptions {
   Duration request_timeout = std::chrono::seconds(30);  // read/write timeout of one request
   size_t max_idle_connections = 16;
   Duration idle_timeout = std::chrono::seconds(30);  // idle pooled connections older are closed
-  double status_qps = 50;                            // RequestClass::kStatus bucket; <= 0 disables it
+  // A kubeconfig `tokenFile` (a projected service-account token) is re-read this often.
+  Duration token_file_refresh = std::chrono::minutes(1);
+  double status_qps = 50;  // RequestClass::kStatus bucket; <= 0 disables it
   int status_burst = 100;
   int max_retries = 5;  // 429 + Retry-After
   Duration max_retry_after = std::chrono::seconds(10);

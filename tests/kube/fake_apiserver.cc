@@ -665,6 +665,7 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
       } in_flight(st.get());
       {
         std::unique_lock<std::mutex> lock(st->mu);
+        ++st->counters.authorizations[req.get_header_value("Authorization")];
         st->Hold(lock, req.path);
       }
       std::optional<FaultRule> fault;

@@ -106,6 +106,8 @@ class FakeApiServer {
     // Non-watch requests being handled now, and the most at any one time.
     uint64_t in_flight = 0, max_in_flight = 0;
     uint64_t hold_timeouts = 0;  // HoldRequests waits that timed out
+    // Non-watch requests by their Authorization header ("" when none).
+    std::map<std::string, int> authorizations;
   };
   Counters counters() const;
   std::vector<nlohmann::json> Events() const;

@@ -11,10 +11,13 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/kube/fake_apiserver.h"
 
 namespace volcache::kube {
 namespace {
@@ -130,6 +133,30 @@ std::unique_ptr<RestClient> Client(const KubeConfig& config, RestClientOptions o
   auto c = RestClient::Create(config, options);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(c).value();
+}
+
+// A projected service-account token is rotated under a running process: the token file is
+// re-read (here on every request) and a reused keep-alive connection carries the new token.
+// Before, a connection kept the token it was made with.
+TEST(RestClientTest, RotatedTokenFileReachesReusedConnections) {
+  testing::FakeApiServer server;
+  const std::string path = ::testing::TempDir() + "/volcache-token-" + std::to_string(::getpid());
+  std::ofstream(path) << "first-token\n";
+  KubeConfig config = server.Config();
+  config.token.clear();
+  config.token_file = path;
+  RestClientOptions o;
+  o.token_file_refresh = Duration::zero();
+  auto client = Client(config, o);
+  ASSERT_TRUE(client->Do("GET", "/api/v1/nodes").ok());
+  std::ofstream(path) << "second-token\n";
+  ASSERT_TRUE(client->Do("GET", "/api/v1/nodes").ok());
+  const auto c = server.counters();
+  EXPECT_EQ(c.authorizations.count("Bearer first-token") ? c.authorizations.at("Bearer first-token") : 0, 1);
+  EXPECT_EQ(c.authorizations.count("Bearer second-token") ? c.authorizations.at("Bearer second-token") : 0,
+            1);
+  EXPECT_EQ(client->stats().connections, 1u) << "the second request reused the connection";
+  std::remove(path.c_str());
 }
 
 // Defect: after idle minutes the pool held CLOSE-WAIT sockets and binds failed with "Write".
