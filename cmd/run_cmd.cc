@@ -1,4 +1,4 @@
-// `volcache run`: the daemon's main job on its embedded simulated cluster (sim/runner.h) —
+// `volcache run`: the daemon's main job on its embedded simulated cluster (app/run_driver.h) —
 // a time-scaled slice of a real trace by default, a live progress line on stderr, the HTTP
 // admin surface while it runs, and a report at the end (text, or JSON with --report json).
 #include <spdlog/spdlog.h>
@@ -11,15 +11,13 @@
 #include <memory>
 
 #include "api/duration.h"
+#include "app/daemon_wiring.h"
+#include "app/run_driver.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
+#include "cmd/flag_defaults.h"
 #include "cmd/yaml_config.h"
 #include "server/admin_flags.h"
-#include "server/admin_server.h"
-#include "server/cache_metrics.h"
-#include "server/metrics.h"
-#include "server/signal_dump.h"
-#include "sim/runner.h"
 
 namespace volcache::cmd {
 namespace {
@@ -29,12 +27,16 @@ std::atomic<bool> g_stop{false};
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
 struct RunFlags {
-  sim::RunOptions run;
+  app::RunOptions run;
   AdminOptions admin;
   bool no_admin = false;
-  std::string duration, start_delay = "1s", period = "1s", watch_latency = "0s";
+  std::string duration;
+  // Defaults from the option structs (sim::SimOptions, SchedulerOptions, SessionOptions).
+  std::string start_delay = DurationFlagDefault(run.sim.start_delay);
+  std::string period = DurationFlagDefault(run.scheduler.period);
+  std::string watch_latency = DurationFlagDefault(run.sim.watch_latency);
   std::string report = "text";
-  std::string score = "binpack";
+  std::string score{ScoreStrategyName(run.scheduler.session.score)};
   bool quiet = false;
   BindFlowFlags bind_flow;
 };
@@ -77,44 +79,34 @@ int Run(RunFlags& f) {
     f.run.progress_tty = isatty(STDERR_FILENO) == 1;
   }
 
-  metrics::Registry registry;
-  std::unique_ptr<CacheMetrics> cache_metrics;
-  sim::SimRun* self = nullptr;
+  std::unique_ptr<app::DaemonWiring> wiring;
+  app::SimRun* self = nullptr;
   // After every session: its snapshot time to the metrics, and SIGINT/SIGTERM → stop.
   f.run.on_cycle = [&](const CycleStats& c) {
-    if (cache_metrics) {
-      cache_metrics->ObserveSnapshot(
-          std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(c.open_ms)));
-    }
+    if (wiring) wiring->ObserveSnapshot(c);
     if (g_stop.load() && self != nullptr) self->RequestStop();
   };
-  sim::SimRun run(f.run);
+  app::SimRun run(f.run);
   self = &run;
   if (Status s = run.Load(); !s.ok()) {
     std::cerr << "volcache run: " << s.message() << "\n";
     return 2;
   }
-  cache_metrics = std::make_unique<CacheMetrics>(&registry, &run.runtime());
-  std::unique_ptr<AdminServer> admin;
+  wiring = std::make_unique<app::DaemonWiring>(&run.runtime());
   if (!f.no_admin) {
-    admin = std::make_unique<AdminServer>(f.admin, &run.runtime(), &registry);
-    if (Status s = admin->Start(); !s.ok()) {
+    wiring->CreateAdmin(f.admin);
+    if (Status s = wiring->StartAdmin(); !s.ok()) {
       spdlog::warn("admin server not started: {} (the run continues without it)", s.ToString());
-      admin.reset();
     } else if (!f.quiet) {
-      std::cerr << "admin: " << admin->url() << " (/metrics, /readyz, /debug/cache)\n";
+      std::cerr << "admin: " << wiring->admin()->url() << " (/metrics, /readyz, /debug/cache)\n";
     }
   }
-  SignalDump dump(LogCacheDumpCallback(&run.runtime()));
-  if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
+  wiring->StartSignalDump();
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
 
-  sim::RunReport report = run.Run();
-  if (admin) admin->Stop();
-  dump.Stop();
-  admin.reset();
-  cache_metrics.reset();  // before the runtime it observes
+  app::RunReport report = run.Run();
+  wiring->Stop();  // the dump, the admin server, the metrics: before the runtime they observe
   self = nullptr;
   if (f.report == "json") {
     std::cout << report.ToJson() << "\n";

@@ -41,48 +41,53 @@
 #include "api/duration.h"
 #include "api/fmt.h"
 #include "api/mutex.h"
+#include "app/daemon_wiring.h"
+#include "cache/runtime.h"
 #include "cmd/bind_flow_flags.h"
 #include "cmd/command.h"
+#include "cmd/flag_defaults.h"
 #include "cmd/kube_metrics.h"
 #include "cmd/yaml_config.h"
 #include "kube/daemon.h"
+#include "kube/leader_election.h"
+#include "kube/rest_client.h"
 #include "kube/shard.h"
 #include "server/admin_flags.h"
 #include "server/admin_server.h"
-#include "server/cache_metrics.h"
-#include "server/metrics.h"
-#include "server/signal_dump.h"
 #include "session/scheduler.h"
 #include "workers/bind_flow.h"
 
 namespace volcache::cmd {
 namespace {
 
+// Defaults come from the option structs the flags fill (kube::DaemonOptions and what it holds,
+// SchedulerOptions, kube::LeaderElectionOptions, AdminOptions): one source of truth.
 struct ServeFlags {
   std::string kubeconfig;
   std::string context;
-  double qps = 2000;
-  int burst = 2000;
+  double qps = kube::RestClientOptions{}.qps;
+  int burst = kube::RestClientOptions{}.burst;
   int bind_concurrency = static_cast<int>(kube::RestBinderOptions{}.max_in_flight);
-  std::string scheduler_name = "volcano";
-  std::string default_queue = "default";
-  int node_worker_threads = 20;
+  std::string scheduler_name = RuntimeOptions{}.cache.scheduler_name;
+  std::string default_queue = RuntimeOptions{}.cache.default_queue;
+  int node_worker_threads = RuntimeOptions{}.node_worker_threads;
   BindFlowFlags bind_flow;
   bool eviction_api = false;
-  int sync_timeout_seconds = 300;
+  int sync_timeout_seconds = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::seconds>(kube::DaemonOptions{}.sync_timeout).count());
   bool no_schedule = false;
-  std::string schedule_period = "1s";
-  std::string score = "binpack";
+  std::string schedule_period = DurationFlagDefault(SchedulerOptions{}.period);
+  std::string score{ScoreStrategyName(SchedulerOptions{}.session.score)};
   bool no_admin = false;
   AdminOptions admin;
   double readyz_max_stale_seconds = 0;
   double shutdown_grace_seconds = 1.2;
   bool leader_elect = true;
-  std::string lease_duration = "15s";
-  std::string renew_deadline = "10s";
-  std::string retry_period = "2s";
-  std::string lease_namespace = "kube-system";
-  std::string lease_name = "volcache";
+  std::string lease_duration = DurationFlagDefault(kube::LeaderElectionOptions{}.lease_duration);
+  std::string renew_deadline = DurationFlagDefault(kube::LeaderElectionOptions{}.renew_deadline);
+  std::string retry_period = DurationFlagDefault(kube::LeaderElectionOptions{}.retry_period);
+  std::string lease_namespace = kube::LeaderElectionOptions{}.lease_namespace;
+  std::string lease_name = kube::LeaderElectionOptions{}.lease_name;
   bool multi_scheduler = false;  // given only when the flag was (else MULTI_SCHEDULER_ENABLE)
   std::string scheduler_num;
   std::string scheduler_pod_name;
@@ -343,35 +348,32 @@ CommandRunner AddServe(CLI::App& sub) {
       return 1;
     }
     CacheRuntime& runtime = (*daemon)->runtime();
-    metrics::Registry registry;
-    auto cache_metrics = std::make_unique<CacheMetrics>(&registry, &runtime);
-    auto kube_metrics = std::make_unique<KubeMetrics>(&registry, &(*daemon)->connector());
+    app::DaemonWiring wiring(&runtime);
+    auto kube_metrics = std::make_unique<KubeMetrics>(&wiring.registry(), &(*daemon)->connector());
     kube::LeaderElector* elector = (*daemon)->elector();
-    auto leader_metrics = std::make_unique<LeaderMetrics>(&registry, elector);
+    auto leader_metrics = std::make_unique<LeaderMetrics>(&wiring.registry(), elector);
     ContactTracker contact(&(*daemon)->connector());
     std::atomic<bool> synced{false};
-    std::unique_ptr<AdminServer> admin;
     if (!f->no_admin) {
-      admin = std::make_unique<AdminServer>(f->admin, &runtime, &registry);
-      admin->SetReadiness([&synced, &contact, max_stale = f->readyz_max_stale_seconds] {
+      AdminServer& admin = wiring.CreateAdmin(f->admin);
+      admin.SetReadiness([&synced, &contact, max_stale = f->readyz_max_stale_seconds] {
         return ReadinessReason(synced.load(), contact.SecondsSinceContact(), max_stale);
       });
-      admin->SetLiveness([elector]() -> std::string {
+      admin.SetLiveness([elector]() -> std::string {
         if (elector && !elector->Healthy())
           return "leader election: renew deadline missed (leaderelection lost)";
         return "";
       });
       kube::Connector* connector = &(*daemon)->connector();
-      admin->SetShard([connector] { return connector->ShardJson(); });
-      if (Status s = admin->Start(); !s.ok()) {
+      admin.SetShard([connector] { return connector->ShardJson(); });
+      if (Status s = wiring.StartAdmin(); !s.ok()) {
         std::cerr << "volcache serve: admin server: " << s.ToString() << "\n";
         (*daemon)->StopNow();
         return 1;
       }
-      spdlog::info("volcache serve: admin on {}", admin->url());
+      spdlog::info("volcache serve: admin on {}", wiring.admin()->url());
     }
-    SignalDump dump(LogCacheDumpCallback(&runtime));
-    if (Status s = dump.Start(); !s.ok()) spdlog::warn("SIGUSR2 dump not available: {}", s.ToString());
+    wiring.StartSignalDump();
 
     int sig = 0;
     Status sync = (*daemon)->WaitForSync([&] {
@@ -389,11 +391,7 @@ CommandRunner AddServe(CLI::App& sub) {
         so.session.score =
             f->score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
         scheduler = std::make_unique<Scheduler>(&runtime, so);
-        CacheMetrics* cm = cache_metrics.get();
-        scheduler->SetCycleObserver([cm](const CycleStats& st) {
-          cm->ObserveSession(SessionSample{st.total_ms / 1e3, st.open_ms / 1e3, st.placements, st.binds,
-                                           st.jobs_unschedulable});
-        });
+        scheduler->SetCycleObserver([&wiring](const CycleStats& st) { wiring.ObserveSession(st); });
         // With leader election the session starts once this replica leads (below).
         if (!elector) scheduler->Start(RealClock::Instance());
       }
@@ -439,10 +437,7 @@ CommandRunner AddServe(CLI::App& sub) {
     // The runtime first: a session waiting in Bind on a full channel returns at once.
     (*daemon)->StopNow();
     if (scheduler) scheduler->Stop();
-    dump.Stop();
-    if (admin) admin->Stop();
-    admin.reset();
-    cache_metrics.reset();
+    wiring.Stop();  // the dump, the admin server, the cache metrics
     kube_metrics.reset();
     leader_metrics.reset();
     scheduler.reset();

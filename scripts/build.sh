@@ -22,7 +22,7 @@ case "$kind" in
                                  -DVOLCACHE_BUILD_TESTS=OFF -DVOLCACHE_BUILD_BENCH=OFF)
            # Every library of ours (static archives: compiled, never linked).
            [ $# -gt 0 ] || set -- volcache_api volcache_binder volcache_evictor volcache_workers volcache_cache \
-                                  volcache_kube volcache_session volcache_sim volcache_server volcache_replay ;;
+                                  volcache_kube volcache_session volcache_sim volcache_server volcache_app volcache_replay ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz|tsa] [targets...]" >&2; exit 2 ;;
 esac
 # VOLCACHE_BUILD_DIR overrides the directory (e.g. a second checkout's work in parallel).

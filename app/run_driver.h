@@ -1,6 +1,7 @@
 #pragma once
-// SimRun: `volcache run` — the embedded simulated cluster, the CacheRuntime it feeds and the
-// reference Scheduler, advanced together on one fake clock (20 ms steps: the bind tick; a
+// SimRun: the `volcache run` driver. Application layer (app/, beside cmd/): it wires the
+// embedded simulated cluster (sim/), the CacheRuntime it feeds (cache/) and the reference
+// Scheduler (session/), advanced together on one fake clock (20 ms steps: the bind tick; a
 // session every `scheduler.period`), as fast as possible or paced to `speed` simulated
 // seconds per wall second. Everything runs on the caller's thread, deterministically (the
 // runtime in inline mode), so a run is reproducible from its options and seed; the cache is
@@ -22,12 +23,12 @@
 #include "sim/cluster.h"
 #include "sim/workload.h"
 
-namespace volcache::sim {
+namespace volcache::app {
 
 struct RunOptions {
   std::string workload = "trace:philly";
-  TraceOptions trace;
-  SimOptions sim;
+  sim::TraceOptions trace;
+  sim::SimOptions sim;
   RuntimeOptions runtime;  // inline_execution is forced on
   SchedulerOptions scheduler;
   Duration duration{};                             // simulated time limit; 0 = until every job finished
@@ -79,7 +80,7 @@ struct RunReport {
   Percentiles snapshot_ms;  // session open
   Percentiles session_ms;   // whole cycle
   std::vector<QueueReport> queues;
-  SimStats sim;
+  sim::SimStats sim;
   std::vector<std::string> errors;  // refused events, invariant violations, cache ≠ cluster
 
   std::string ToJson() const;
@@ -101,11 +102,11 @@ class SimRun {
   void RequestStop();
 
   CacheRuntime& runtime();
-  SimCluster& cluster();
+  sim::SimCluster& cluster();
 
  private:
   struct State;
   std::unique_ptr<State> s_;
 };
 
-}  // namespace volcache::sim
+}  // namespace volcache::app

@@ -1,5 +1,7 @@
-// `volcache run` end to end (sim/runner.h): the simulator, the CacheRuntime and the reference
+// `volcache run` end to end (app/run_driver.h): the simulator, the CacheRuntime and the reference
 // Scheduler together, on a real trace slice and on a small manifest, with and without faults.
+#include "app/run_driver.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,10 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sim/runner.h"
 #include "tests/testdata.h"
 
-namespace volcache::sim {
+namespace volcache::app {
 namespace {
 
 using namespace std::chrono_literals;
@@ -143,4 +144,4 @@ TEST(SimRunTest, BadWorkloadIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace volcache::sim
+}  // namespace volcache::app

@@ -1,4 +1,4 @@
-#include "sim/runner.h"
+#include "app/run_driver.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,13 @@
 #include "api/mutex.h"
 #include "session/allocate.h"
 
-namespace volcache::sim {
+namespace volcache::app {
+
+using sim::JobRecord;
+using sim::LoadWorkload;
+using sim::SimCluster;
+using sim::SimStats;
+using sim::SimWorkload;
 
 namespace {
 
@@ -369,4 +375,4 @@ std::string RunReport::ToText() const {
   return out;
 }
 
-}  // namespace volcache::sim
+}  // namespace volcache::app
