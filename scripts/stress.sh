@@ -9,7 +9,7 @@ repeat="${1:-50}"
 suites=(workers_clock_test workers_work_queue_test workers_bind_flow_test workers_queue_workers_test
         kube_reflector_test kube_apply_pipe_test)
 dir=$(./scripts/build.sh tsan "${suites[@]}")
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
 
 # Load: one busy loop per core, for as long as the suites run.
 load=()

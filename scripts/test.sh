@@ -7,7 +7,7 @@ kind="${1:-release}"
 dir=$(./scripts/build.sh "$kind")
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
 # The integration suite (label integration: a real kube-apiserver per binary, the release
 # `volcache serve`) runs in the release build only; sanitizer builds run everything else.
 label_args=()
