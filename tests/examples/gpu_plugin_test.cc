@@ -13,6 +13,7 @@
 
 #include "api/quantity.h"
 #include "kube/rest_writers.h"
+#include "tests/fakes/bind_outcomes.h"
 #include "tests/kube/fake_apiserver.h"
 #include "workers/bind_flow.h"
 #include "workers/clock.h"
@@ -39,24 +40,7 @@ TaskInfo GpuTask(const std::string& ns, const std::string& name, int gpus) {
   return TaskInfo::FromPod(std::move(pod)).value();
 }
 
-class Outcomes final : public BindOutcomeHandler {
- public:
-  void OnBindSucceeded(BindContext& ctx) override { Put(ctx, Status::Ok()); }
-  void OnBindFailed(BindContext& ctx, const Status& error) override { Put(ctx, error); }
-  Status Of(const std::string& name) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = results_.find(name);
-    return it == results_.end() ? Status::Internal("no outcome for " + name) : it->second;
-  }
-
- private:
-  void Put(BindContext& ctx, Status s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    results_[ctx.task.name()] = std::move(s);
-  }
-  mutable std::mutex mu_;
-  std::map<std::string, Status> results_;
-};
+using Outcomes = testing::BindOutcomes;
 
 class GpuPluginTest : public ::testing::Test {
  protected:

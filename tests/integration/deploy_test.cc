@@ -67,15 +67,7 @@ class DeployTest : public RealServerTest {
     binding["roleRef"]["name"] = sa;
     binding["subjects"][0]["name"] = sa;
     EXPECT_TRUE(Create(c, binding));
-    auto a = c.Post(std::string("/api/v1/namespaces/") + kNs + "/serviceaccounts/" + sa + "/token",
-                    Json{{"apiVersion", "authentication.k8s.io/v1"},
-                         {"kind", "TokenRequest"},
-                         {"spec", {{"expirationSeconds", 3600}}}});
-    if (a.status != 201) {
-      *err = "TokenRequest: " + std::to_string(a.status) + a.body;
-      return "";
-    }
-    return a.json()["status"].value("token", "");
+    return RequestToken(c, kNs, sa, err);
   }
 
   // The ConfigMap's config file, and the admin token file it names, as local files.

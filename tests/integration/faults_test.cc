@@ -316,15 +316,7 @@ std::string ServiceAccountToken(KubeClient& c, const std::string& ns, const std:
   auto a = c.Post("/api/v1/namespaces/" + ns + "/serviceaccounts",
                   Json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", sa}}}});
   if (a.status != 201) *err = "POST serviceaccount: " + std::to_string(a.status) + a.body;
-  a = c.Post("/api/v1/namespaces/" + ns + "/serviceaccounts/" + sa + "/token",
-             Json{{"apiVersion", "authentication.k8s.io/v1"},
-                  {"kind", "TokenRequest"},
-                  {"spec", {{"expirationSeconds", 3600}}}});
-  if (a.status != 201) {
-    *err = "TokenRequest: " + std::to_string(a.status) + a.body;
-    return "";
-  }
-  return a.json()["status"].value("token", "");
+  return RequestToken(c, ns, sa, err);
 }
 
 TEST_F(FaultsTest, ServiceAccountWithTheDeployRbacServesAndBinds) {

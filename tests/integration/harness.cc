@@ -693,6 +693,18 @@ Json YamlToJson(const std::string& yaml_text, std::string* error) {
   }
 }
 
+std::string RequestToken(KubeClient& c, const std::string& ns, const std::string& sa, std::string* error) {
+  auto a = c.Post("/api/v1/namespaces/" + ns + "/serviceaccounts/" + sa + "/token",
+                  Json{{"apiVersion", "authentication.k8s.io/v1"},
+                       {"kind", "TokenRequest"},
+                       {"spec", {{"expirationSeconds", 3600}}}});
+  if (a.status != 201) {
+    *error = "TokenRequest: " + std::to_string(a.status) + a.body;
+    return "";
+  }
+  return a.json()["status"].value("token", "");
+}
+
 std::vector<Json> DeployManifests(std::string* error) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;

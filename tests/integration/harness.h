@@ -161,6 +161,10 @@ std::vector<Json> DeployManifests(std::string* error);
 // The REST collection path of a manifest: /api/v1[/namespaces/NS]/<kind>s or /apis/<group/version>/...
 std::string CollectionPath(const Json& manifest);
 
+// A token for service account `sa` of `ns` through the TokenRequest API (an hour); "" and
+// *error set when the server refuses.
+std::string RequestToken(KubeClient& c, const std::string& ns, const std::string& sa, std::string* error);
+
 // Pods of a namespace: name -> nodeName ("" when unbound).
 std::map<std::string, std::string> PodNodes(KubeClient& c, const std::string& ns);
 int CountBound(KubeClient& c, const std::string& ns);
