@@ -8,6 +8,7 @@
 
 #include "api/fmt.h"
 #include "workers/backoff.h"
+#include "workers/timer_wake.h"
 
 namespace volcache::kube {
 
@@ -300,51 +301,26 @@ void Connector::Starter(const std::function<void()>& initial_lists_applied) {
   }
 }
 
-namespace {
-// What a starter's timer reaches: the connector while the starter still waits on it.
-struct StarterWake {
-  Mutex mu;
-  Mutex* connector_mu GUARDED_BY(mu) = nullptr;
-  CondVar* cv GUARDED_BY(mu) = nullptr;
-  uint64_t* wakes GUARDED_BY(mu) = nullptr;
-};
-}  // namespace
-
 void Connector::WaitUntil(TimePoint until, Duration poll) {
   const Duration d = until - clock_->Now();
   if (d <= Duration::zero()) return;
-  auto wake = std::make_shared<StarterWake>();
-  {
-    MutexLock w(&wake->mu);
-    wake->connector_mu = &mu_;
-    wake->cv = &cv_;
-    wake->wakes = &wakes_;
-  }
-  const uint64_t timer = clock_->AfterFunc(d, [wake] {
-    MutexLock w(&wake->mu);
-    if (wake->connector_mu == nullptr) return;
-    {
-      MutexLock l(wake->connector_mu);
-      ++*wake->wakes;
-    }
-    wake->cv->SignalAll();
-  });
+  uint64_t seen = 0;
   {
     MutexLock lock(&mu_);
-    const uint64_t seen = wakes_;
-    const auto real_deadline = poll == Duration::max() ? std::chrono::steady_clock::time_point::max()
-                                                       : std::chrono::steady_clock::now() + poll;
-    while (!stopping_ && wakes_ == seen) {
-      if (real_deadline == std::chrono::steady_clock::time_point::max()) {
-        cv_.Wait(&mu_);
-      } else if (!cv_.WaitUntil(&mu_, real_deadline)) {
-        break;
-      }
+    if (stopping_) return;
+    seen = wakes_;
+  }
+  TimerWake wake(clock_.get(), d, &mu_, &cv_, &wakes_);
+  MutexLock lock(&mu_);
+  const auto real_deadline = poll == Duration::max() ? std::chrono::steady_clock::time_point::max()
+                                                     : std::chrono::steady_clock::now() + poll;
+  while (!stopping_ && wakes_ == seen) {
+    if (real_deadline == std::chrono::steady_clock::time_point::max()) {
+      cv_.Wait(&mu_);
+    } else if (!cv_.WaitUntil(&mu_, real_deadline)) {
+      break;
     }
   }
-  clock_->Cancel(timer);
-  MutexLock w(&wake->mu);
-  wake->connector_mu = nullptr;
 }
 
 bool Connector::HasSynced() const {

@@ -13,6 +13,7 @@
 #include "api/k8s/json_fwd.h"
 #include "kube/apply_pipe.h"
 #include "kube/line_splitter.h"
+#include "workers/timer_wake.h"
 
 namespace volcache::kube {
 
@@ -184,21 +185,7 @@ std::string Reflector::Selectors() const {
   return q;
 }
 
-namespace {
-// What a backoff timer reaches: the reflector while its loop still waits on this timer. The
-// loop clears `reflector_mu` (under mu) before it moves on, so a timer that fires late (or
-// runs while Cancel fails) never touches a reflector that is gone.
-struct Wake {
-  Wake(Mutex* mu, CondVar* c, uint64_t* gen) : reflector_mu(mu), cv(c), generation(gen) {}
-  Mutex mu;
-  Mutex* reflector_mu GUARDED_BY(mu);  // null once the loop moved on
-  CondVar* cv GUARDED_BY(mu);
-  uint64_t* generation GUARDED_BY(mu) PT_GUARDED_BY(reflector_mu);
-};
-}  // namespace
-
 bool Reflector::SleepBackoff(Duration d) {
-  auto wake = std::make_shared<Wake>(&mu_, &cv_, &wake_generation_);
   uint64_t gen = 0;
   {
     MutexLock lock(&mu_);
@@ -206,25 +193,14 @@ bool Reflector::SleepBackoff(Duration d) {
     gen = wake_generation_;
     stats_.backing_off = true;
   }
-  const uint64_t timer = clock_->AfterFunc(d, [wake] {
-    MutexLock w(&wake->mu);
-    if (wake->reflector_mu == nullptr) return;
-    {
-      MutexLock l(wake->reflector_mu);
-      ++*wake->generation;
-    }
-    wake->cv->SignalAll();
-  });
   bool stop = false;
   {
+    TimerWake wake(clock_.get(), d, &mu_, &cv_, &wake_generation_);
     MutexLock lock(&mu_);
     while (!stopping_ && wake_generation_ == gen) cv_.Wait(&mu_);
     stats_.backing_off = false;
     stop = stopping_;
   }
-  clock_->Cancel(timer);
-  MutexLock w(&wake->mu);
-  wake->reflector_mu = nullptr;
   return !stop;
 }
 
