@@ -104,10 +104,11 @@ std::vector<prometheus::MetricFamily> KubeMetrics::Collect() const {
     const auto e = rec->stats();
     const std::pair<const char*, uint64_t> outcomes[] = {
         {"created", e.created}, {"patched", e.patched},           {"failed", e.failed},
-        {"dropped", e.dropped}, {"spam_dropped", e.spam_dropped}, {"coalesced", e.coalesced}};
+        {"dropped", e.dropped}, {"spam_dropped", e.spam_dropped}, {"coalesced", e.coalesced},
+        {"retried", e.retried}};
     ScrapeFamily k8s_events("volcache_kube_events_total",
                             "core/v1 Event writes by outcome (created, patched, failed, dropped, "
-                            "spam_dropped, coalesced)",
+                            "spam_dropped, coalesced, retried)",
                             MetricType::Counter, {"outcome"});
     for (const auto& [outcome, n] : outcomes) k8s_events.Add({outcome}, static_cast<double>(n));
     k8s_events.AppendTo(&out);

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "api/fmt.h"
 #include "kube/rest_client.h"
 #include "kube/rest_writers.h"
+#include "workers/timer_wake.h"
 
 namespace volcache::kube {
 
@@ -24,6 +26,12 @@ std::string ObjectKey(const EventRef& o, const std::string& component) {
 }
 
 std::string EventNamespace(const EventRef& o) { return o.namespace_.empty() ? "default" : o.namespace_; }
+
+// What may succeed later: the server unreachable or overloaded (client-go retries every
+// error that is not an API status; our 5xx are kUnavailable too, and retrying them is safe).
+bool IsRetryable(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
+}
 
 std::string Describe(const KubeEvent& e) {
   return fmt::format("event {} on {} {}{}{}", e.reason, e.object.kind, e.object.namespace_,
@@ -177,9 +185,13 @@ EventCorrelator::Result EventCorrelator::Correlate(const EventRef& object, const
 RestEventRecorder::RestEventRecorder(EventSink* sink, std::shared_ptr<Clock> clock,
                                      RestEventRecorderOptions options)
     : sink_(sink),
+      clock_(clock),
       component_(std::move(options.component)),
       capacity_(std::max<size_t>(1, options.capacity)),
-      correlator_(std::move(clock), options.correlator) {
+      max_tries_(std::max(1, options.max_tries)),
+      retry_sleep_(options.retry_sleep),
+      correlator_(std::move(clock), options.correlator),
+      rng_(options.seed != 0 ? options.seed : std::random_device{}()) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -255,13 +267,52 @@ void RestEventRecorder::Run() {
       MutexUnlock unlock(&mu_);  // the sink's I/O
       s = Write(p);
     }
+    ++p.tries;
     if (s.ok()) {
       ++(p.patch ? stats_.patched : stats_.created);
+    } else if (IsRetryable(s) && p.tries < max_tries_ && !stopping_) {
+      spdlog::debug("{} (may retry after sleeping)", s);
+      RetryLater(std::move(p));
     } else {
       ++stats_.failed;
-      spdlog::debug("{}", s);
+      spdlog::debug("{}{}", s, p.tries >= max_tries_ && IsRetryable(s) ? " (retry limit exceeded)" : "");
     }
   }
+}
+
+void RestEventRecorder::RetryLater(Pending p) {
+  std::string name = p.event.name;
+  const int tries = p.tries;
+  auto it = queued_.find(name);
+  if (it != queued_.end()) {
+    // A newer state of the same Event was queued meanwhile: it is what gets sent, but as a
+    // create if this write (a create) never reached the server, and with this one's tries.
+    it->second.patch = it->second.patch && p.patch;
+    it->second.tries = tries;
+    auto pos = std::find(order_.begin(), order_.end(), name);
+    if (pos != order_.end()) order_.erase(pos);
+  } else {
+    queued_.emplace(name, std::move(p));
+  }
+  order_.push_front(std::move(name));
+  ++stats_.retried;
+  // client-go: a random part of the sleep before the first retry (clients do not retry in
+  // step after an outage), the whole sleep before each later one.
+  Duration sleep = retry_sleep_;
+  if (tries == 1) {
+    rng_ += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = rng_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    sleep = Duration(static_cast<Duration::rep>(static_cast<double>(retry_sleep_.count()) *
+                                                (static_cast<double>(z >> 11) * 0x1.0p-53)));
+  }
+  const uint64_t seen = wakes_;
+  MutexUnlock unlock(&mu_);  // TimerWake's callback takes mu_
+  TimerWake wake(clock_.get(), sleep, &mu_, &cv_, &wakes_);
+  MutexLock relock(&mu_);
+  while (!stopping_ && wakes_ == seen) cv_.Wait(&mu_);
 }
 
 Status RestEventRecorder::Write(const Pending& p) {

@@ -19,6 +19,14 @@
 //                    Writes to the same Event object still queued are coalesced (only the
 //                    newest count is sent). A PATCH of an Event the server no longer has
 //                    (404) creates it again; a create answered 409 is done (it exists).
+//                    A write that may succeed later (connection failed, timeout, HTTP 5xx:
+//                    kUnavailable / kDeadlineExceeded) is retried as client-go's recordToSink
+//                    does: up to `max_tries` attempts, the poster sleeping (on the injected
+//                    clock) a random part of `retry_sleep` before the first retry and
+//                    `retry_sleep` before each later one, holding the queue meanwhile (the
+//                    server is unreachable for the writes behind it too). Any other answer
+//                    (403, 422, ...) is final. Stop() ends the sleeps: what is queued then is
+//                    tried once more within the drain timeout.
 //
 // Thread-safety: EventCorrelator is not thread-safe (externally synchronized; the recorder
 // holds its mutex around it). RestEventRecorder and RestEventSink are safe for concurrent
@@ -141,6 +149,9 @@ struct RestEventRecorderOptions {
   std::string component = "volcano";
   size_t capacity = 4096;  // queued writes (distinct Event objects) before Event() drops
   EventCorrelatorOptions correlator;
+  int max_tries = 12;                               // client-go maxTriesPerEvent
+  Duration retry_sleep = std::chrono::seconds(10);  // client-go sleepDuration
+  uint64_t seed = 0;                                // jitter of the first sleep; 0 = random
 };
 
 class RestEventRecorder final : public EventRecorder {
@@ -155,7 +166,8 @@ class RestEventRecorder final : public EventRecorder {
   struct Stats {
     uint64_t created = 0;       // POSTs that succeeded (the first of each Event object)
     uint64_t patched = 0;       // PATCHes that succeeded (count / lastTimestamp updates)
-    uint64_t failed = 0;        // writes the server refused or that never reached it
+    uint64_t failed = 0;        // writes the server refused, or that never reached it in max_tries
+    uint64_t retried = 0;       // attempts after a retryable failure
     uint64_t dropped = 0;       // queue full or stopping
     uint64_t spam_dropped = 0;  // no token in the object's spam bucket
     uint64_t coalesced = 0;     // writes folded into a newer one for the same Event still queued
@@ -166,14 +178,22 @@ class RestEventRecorder final : public EventRecorder {
   struct Pending {
     KubeEvent event;
     bool patch = false;
+    int tries = 0;  // attempts made so far
   };
   void Run() EXCLUDES(mu_);
+  // After a retryable failure: puts `p` back at the head of the queue (merged with a newer
+  // write of the same Event queued meanwhile) and sleeps the client-go pause on the clock,
+  // unless stopping. Called and returns with mu_ held.
+  void RetryLater(Pending p) REQUIRES(mu_);
   // The sink's I/O: never with mu_ held.
   Status Write(const Pending& p) EXCLUDES(mu_);
 
   EventSink* sink_;
+  std::shared_ptr<Clock> clock_;
   const std::string component_;
   const size_t capacity_;
+  const int max_tries_;
+  const Duration retry_sleep_;
   mutable Mutex mu_;
   CondVar cv_;  // queued, or stopping
   EventCorrelator correlator_ GUARDED_BY(mu_);
@@ -181,6 +201,8 @@ class RestEventRecorder final : public EventRecorder {
   std::unordered_map<std::string, Pending> queued_ GUARDED_BY(mu_);  // by Event name
   Stats stats_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t wakes_ GUARDED_BY(mu_) = 0;  // the retry sleep's TimerWake generation
+  uint64_t rng_ GUARDED_BY(mu_);        // splitmix64 state for the first sleep's jitter
   std::chrono::steady_clock::time_point drain_deadline_ GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -223,6 +223,122 @@ TEST(RestEventRecorderTest, SpamDropsAreCounted) {
   EXPECT_EQ(st.created + st.patched + st.coalesced, 25u);
 }
 
+RestEventRecorderOptions Seeded() {
+  RestEventRecorderOptions o;
+  o.seed = 7;
+  return o;
+}
+
+// Fails the first `failures` writes with `code`, then records like RecordingSink.
+class FlakySink final : public EventSink {
+ public:
+  FlakySink(int failures, StatusCode code) : failures_(failures), code_(code) {}
+  Status Create(const KubeEvent& e) override { return Answer(false, e); }
+  Status Patch(const KubeEvent& e) override { return Answer(true, e); }
+  int attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return attempts_;
+  }
+  std::vector<Write> Writes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return writes_;
+  }
+
+ private:
+  Status Answer(bool patch, const KubeEvent& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (attempts_++ < failures_) return Status(code_, "POST events: connection refused");
+    writes_.push_back({patch, e});
+    return Status::Ok();
+  }
+  std::mutex mu_;
+  const int failures_;
+  const StatusCode code_;
+  int attempts_ = 0;
+  std::vector<Write> writes_;
+};
+
+// Waits until the poster made `n` attempts and sleeps on the clock, then lets the sleep end.
+void AdvanceAfterAttempt(FlakySink& sink, FakeClock& clock, int n) {
+  ASSERT_TRUE(testing::Eventually([&] { return sink.attempts() == n && clock.PendingTimers() == 1; }))
+      << "attempt " << n;
+  clock.Advance(10s);  // the first sleep is a random part of 10 s, the later ones 10 s
+}
+
+TEST(RestEventRecorderTest, WriteThatNeverReachedTheServerIsRetriedAfterTheClientGoSleep) {
+  FlakySink sink(3, StatusCode::kUnavailable);
+  auto clock = std::make_shared<FakeClock>();
+  RestEventRecorder rec(&sink, clock, Seeded());
+  rec.Event(kPg, "Warning", "Unschedulable", "m");
+  for (int n = 1; n <= 3; ++n) AdvanceAfterAttempt(sink, *clock, n);
+  ASSERT_TRUE(testing::Eventually([&] { return rec.stats().created == 1; }));
+  rec.Stop();
+  EXPECT_EQ(sink.attempts(), 4);
+  auto st = rec.stats();
+  EXPECT_EQ(st.retried, 3u);
+  EXPECT_EQ(st.failed, 0u);
+  ASSERT_EQ(sink.Writes().size(), 1u);
+  EXPECT_FALSE(sink.Writes()[0].patch);
+}
+
+TEST(RestEventRecorderTest, RetriesStopAfterTwelveAttemptsLikeClientGo) {
+  FlakySink sink(1000, StatusCode::kUnavailable);
+  auto clock = std::make_shared<FakeClock>();
+  RestEventRecorder rec(&sink, clock, Seeded());
+  rec.Event(kPg, "Warning", "Unschedulable", "m");
+  for (int n = 1; n <= 11; ++n) AdvanceAfterAttempt(sink, *clock, n);
+  ASSERT_TRUE(testing::Eventually([&] { return rec.stats().failed == 1; }));
+  EXPECT_EQ(sink.attempts(), 12);
+  EXPECT_EQ(rec.stats().retried, 11u);
+  EXPECT_EQ(clock->PendingTimers(), 0u);  // no thirteenth sleep
+  rec.Stop();
+  EXPECT_EQ(sink.attempts(), 12);
+}
+
+TEST(RestEventRecorderTest, ServerRefusalIsFinal) {
+  FlakySink sink(1, StatusCode::kFailedPrecondition);  // 403
+  auto clock = std::make_shared<FakeClock>();
+  RestEventRecorder rec(&sink, clock);
+  rec.Event(kPg, "Warning", "Unschedulable", "m");
+  ASSERT_TRUE(testing::Eventually([&] { return rec.stats().failed == 1; }));
+  rec.Event(kPg, "Warning", "Other", "n");  // the queue moves on at once
+  ASSERT_TRUE(testing::Eventually([&] { return rec.stats().created == 1; }));
+  rec.Stop();
+  EXPECT_EQ(rec.stats().retried, 0u);
+  EXPECT_EQ(sink.attempts(), 2);
+}
+
+TEST(RestEventRecorderTest, StopEndsTheSleepAndTriesOnceMore) {
+  FlakySink sink(1000, StatusCode::kUnavailable);
+  auto clock = std::make_shared<FakeClock>();
+  RestEventRecorder rec(&sink, clock, Seeded());
+  rec.Event(kPg, "Warning", "Unschedulable", "m");
+  ASSERT_TRUE(testing::Eventually([&] { return sink.attempts() == 1 && clock->PendingTimers() == 1; }));
+  rec.Stop();  // the fake clock never advances: only Stop can end the sleep
+  EXPECT_EQ(sink.attempts(), 2);
+  EXPECT_EQ(rec.stats().failed, 1u);
+  EXPECT_EQ(clock->PendingTimers(), 0u);
+}
+
+TEST(RestEventRecorderTest, CreateThatFailedIsSentAsCreateWithTheNewerCount) {
+  FlakySink sink(1, StatusCode::kUnavailable);
+  auto clock = std::make_shared<FakeClock>();
+  RestEventRecorderOptions o;
+  o.seed = 7;
+  RestEventRecorder rec(&sink, clock, o);
+  rec.Event(kPg, "Warning", "Unschedulable", "m");
+  ASSERT_TRUE(testing::Eventually([&] { return sink.attempts() == 1 && clock->PendingTimers() == 1; }));
+  rec.Event(kPg, "Warning", "Unschedulable", "m");  // the correlator now takes it for a patch
+  clock->Advance(10s);
+  ASSERT_TRUE(testing::Eventually([&] { return sink.Writes().size() == 1; }));
+  rec.Stop();
+  auto w = sink.Writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_FALSE(w[0].patch);
+  EXPECT_EQ(w[0].event.count, 2);
+  EXPECT_EQ(rec.stats().created, 1u);
+}
+
 TEST(RestEventSinkTest, CreateThenPatchOnTheApiServerAndNotFoundWhenGone) {
   FakeApiServer server;
   auto client = std::move(RestClient::Create(server.Config()).value());
