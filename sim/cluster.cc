@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <set>
+#include <unordered_map>
 
 #include "api/k8s/decode.h"
 #include "api/mutex.h"
@@ -41,6 +42,9 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   std::map<std::string, int> running_pods GUARDED_BY(mu);          // per job
   std::map<std::string, int> finished_pods GUARDED_BY(mu);         // per job
   std::map<std::string, uint64_t> incarnation GUARDED_BY(mu);      // pod key → bumps on recreate/delete
+  // The store's pods by job (JobOf), keys in the store's order: a finished job's cleanup
+  // visits its own pods, not every pod of the cluster.
+  std::unordered_map<std::string, std::set<std::string>> pods_of_job GUARDED_BY(mu);
   std::map<std::string, std::pair<EventType, k8s::Object>> stale GUARDED_BY(mu);  // dropped events
   size_t arrivals_pending GUARDED_BY(mu) = 0;
   Resource running GUARDED_BY(mu);
@@ -110,6 +114,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   void PutPodLocked(std::shared_ptr<k8s::Pod> pod, EventType type) REQUIRES(mu) {
     pod->metadata.resource_version = NextRv();
     k8s::Pod copy = *pod;
+    pods_of_job[JobOf(copy)].insert(Key(copy.metadata));
     store.PutPod(std::move(pod));
     EmitLocked(type, std::move(copy));
   }
@@ -197,12 +202,26 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     }
   }
 
+  void DeletePodLocked(const k8s::Pod& pod) REQUIRES(mu) {
+    const std::string job = JobOf(pod);
+    if (auto it = pods_of_job.find(job); it != pods_of_job.end()) {
+      it->second.erase(Key(pod.metadata));
+      if (it->second.empty()) pods_of_job.erase(it);
+    }
+    store.DeletePod(pod.metadata.namespace_, pod.metadata.name);
+  }
+
   void CleanupLocked(const std::string& job) REQUIRES(mu) {
-    for (const auto& p : store.ListPods()) {
-      if (JobOf(*p) != job) continue;
-      ++incarnation[Key(p->metadata)];
-      store.DeletePod(p->metadata.namespace_, p->metadata.name);
-      EmitLocked(EventType::kDelete, *p);
+    auto it = pods_of_job.find(job);
+    const std::set<std::string> keys = it == pods_of_job.end() ? std::set<std::string>{} : it->second;
+    for (const auto& key : keys) {
+      const auto slash = key.find('/');
+      auto p = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
+      if (!p.ok()) continue;
+      const k8s::PodPtr pod = *p;
+      ++incarnation[key];
+      DeletePodLocked(*pod);
+      EmitLocked(EventType::kDelete, *pod);
     }
     if (auto it = pod_groups.find(job); it != pod_groups.end()) {
       EmitLocked(EventType::kDelete, it->second);
@@ -352,7 +371,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
       st.running.SubUnchecked(st.RequestOf(**gone));
       --st.running_pods[job];
     }
-    st.store.DeletePod(key.substr(0, slash), key.substr(slash + 1));
+    st.DeletePodLocked(**gone);
     st.EmitLocked(EventType::kDelete, **gone);
     // The job controller recreates the pod, Pending, with a new uid.
     auto spec = st.job_specs.find(job);
