@@ -178,6 +178,11 @@ void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   ++generation_;
 }
 
+const std::string* JobInfo::TaskFitError(std::string_view uid) const {
+  auto it = fit_errors_.find(uid);
+  return it == fit_errors_.end() ? nullptr : &it->second;
+}
+
 std::string JobInfo::FitError() const {
   // Like Volcano, the histogram has an entry for every status that holds tasks, plus
   // minAvailable.

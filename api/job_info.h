@@ -85,6 +85,8 @@ class JobInfo {
 
   // Records why a pending task did not fit (session plugins); used by FitError.
   void SetTaskFitError(std::string_view uid, std::string reason);
+  // The task's own fit error, or null when the session recorded none for it.
+  const std::string* TaskFitError(std::string_view uid) const;
   // Volcano's text: "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Undetermined"
   // (histograms as "<count> <reason>" sorted lexicographically).
   std::string FitError() const;

@@ -587,14 +587,18 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
                 fmt::format("{}/{} tasks in gang unschedulable: {}",
                             job.CountWithStatus(TaskStatus::kPending), job.tasks().size(), fit_error));
   // Volcano's taskUnschedulable: every task still Pending (or Allocated, not bound) gets
-  // PodScheduled=False/Unschedulable with the fit error — written, with a FailedScheduling
-  // event on the pod, only when the pod's own condition says something else (not every
-  // session: the watch brings the written condition back into the cached pod).
+  // PodScheduled=False/Unschedulable with its own fit error when the session recorded one
+  // (the task that fit no node: "0/N nodes are available: ..."), else the gang's message —
+  // written, with a FailedScheduling event on the pod, only when the pod's own condition
+  // says something else (not every session: the watch brings the written condition back
+  // into the cached pod).
   for (TaskStatus status : {TaskStatus::kAllocated, TaskStatus::kPending}) {
     for (const TaskInfo* t : job.TasksWithStatus(status)) {
       if (!t->meta || !t->meta->pod) continue;
       const k8s::Pod& pod = *t->meta->pod;
-      k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", fit_error, WallMs()};
+      const std::string* own = job.TaskFitError(t->uid());
+      const std::string& message = own != nullptr ? *own : fit_error;
+      k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", message, WallMs()};
       auto cur = std::find_if(pod.status.conditions.begin(), pod.status.conditions.end(),
                               [](const k8s::PodCondition& c) { return c.type == "PodScheduled"; });
       if (cur != pod.status.conditions.end()) {
@@ -604,7 +608,7 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
           cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
         }
       }
-      impl_->Record({"Pod", t->namespace_(), t->name(), t->uid()}, "Warning", "FailedScheduling", fit_error);
+      impl_->Record({"Pod", t->namespace_(), t->name(), t->uid()}, "Warning", "FailedScheduling", message);
       impl_->EnqueueWrite("pod/" + t->key(), PodConditionWrite{t->meta->pod, std::move(cond)});
     }
   }

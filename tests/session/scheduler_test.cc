@@ -164,6 +164,29 @@ TEST(SchedulerTest, UnschedulableGangGetsAnEventAndAPendingPhaseWithTheFitError)
   EXPECT_FALSE(r.rt->cache().IsAssumed("ns/big-1"));
 }
 
+// Volcano's TaskSchedulingReason: the task that fit no node carries its own fit error; the
+// gang's other pending tasks (never tried once the visit ended) carry the gang's message.
+TEST(SchedulerTest, PodConditionCarriesTheTasksOwnFitErrorElseTheGangsMessage) {
+  Rig r;
+  r.AddNode("n1", "2");
+  r.Gang("big", 3, 3);
+  Scheduler s(r.rt.get());
+  s.RunOnce();
+  r.Flush();
+  std::map<std::string, std::string> messages;
+  for (const auto& [pod, c] : r.status.pod_conditions()) messages[pod] = c.message;
+  const std::string gang =
+      "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 0/1 nodes are available: 1 Insufficient "
+      "cpu., 2 Undetermined";
+  EXPECT_EQ(messages, (std::map<std::string, std::string>{{"ns/big-0", gang},
+                                                          {"ns/big-1", gang},
+                                                          {"ns/big-2", "0/1 nodes are available: 1 Insufficient cpu."}}));
+  std::map<std::string, std::string> events;
+  for (const auto& e : r.recorder.events())
+    if (e.reason == "FailedScheduling") events[e.object.namespace_ + "/" + e.object.name] = e.message;
+  EXPECT_EQ(events, messages);
+}
+
 // Volcano's taskUnschedulable: each pending pod of an unschedulable gang gets
 // PodScheduled=False/Unschedulable with the fit error and a FailedScheduling event, once:
 // a session that finds the same condition on the cached pod writes nothing.
