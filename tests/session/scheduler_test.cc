@@ -178,9 +178,10 @@ TEST(SchedulerTest, PodConditionCarriesTheTasksOwnFitErrorElseTheGangsMessage) {
   const std::string gang =
       "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 0/1 nodes are available: 1 Insufficient "
       "cpu., 2 Undetermined";
-  EXPECT_EQ(messages, (std::map<std::string, std::string>{{"ns/big-0", gang},
-                                                          {"ns/big-1", gang},
-                                                          {"ns/big-2", "0/1 nodes are available: 1 Insufficient cpu."}}));
+  EXPECT_EQ(messages, (std::map<std::string, std::string>{
+                          {"ns/big-0", gang},
+                          {"ns/big-1", gang},
+                          {"ns/big-2", "0/1 nodes are available: 1 Insufficient cpu."}}));
   std::map<std::string, std::string> events;
   for (const auto& e : r.recorder.events())
     if (e.reason == "FailedScheduling") events[e.object.namespace_ + "/" + e.object.name] = e.message;
