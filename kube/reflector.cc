@@ -13,6 +13,7 @@
 #include "api/k8s/json_fwd.h"
 #include "kube/apply_pipe.h"
 #include "kube/line_splitter.h"
+#include "kube/rest_writers.h"
 #include "workers/timer_wake.h"
 
 namespace volcache::kube {
@@ -225,11 +226,8 @@ void Reflector::Failure(std::string_view verb, int http_status, const Status& er
       const size_t slash = av.find('/');
       const std::string_view group =
           slash == std::string_view::npos ? std::string_view() : av.substr(0, slash);
-      spdlog::error(
-          "{} {}: forbidden: this client's user or service account needs RBAC permission verb \"{}\" on "
-          "resource "
-          "\"{}\" in API group \"{}\"{} ({}); retrying in {} ms",
-          verb, info.name, verb, info.name, group, group.empty() ? " (the core group)" : "", error, ms);
+      spdlog::error("{} {}: {} ({}); retrying in {} ms", verb, info.name,
+                    ForbiddenMessage(verb, info.name, group), error, ms);
       return;
     }
     // Named once: later refusals of the same permission are only counted (stats) and debug-logged.
