@@ -1,0 +1,368 @@
+#include "session/reclaim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "api/node_info.h"
+#include "api/queue_info.h"
+#include "api/task_info.h"
+#include "api/task_status.h"
+#include "session/fair_util.h"
+
+namespace volcache {
+
+namespace {
+
+Resource WithoutPods(const Resource& r) {
+  Resource c = r;
+  c.RemoveScalar(ResourceNames::kPods);
+  return c;
+}
+
+struct QState {
+  std::string name;
+  Resource deserved, allocated;
+  double share = 0;
+  bool reclaimable = true;
+  bool closed = false;
+};
+
+struct Victim {
+  const TaskInfo* task;
+  size_t job;
+  size_t node;
+  Resource req;
+  bool evicted = false;
+};
+
+struct JState {
+  const JobInfo* job = nullptr;
+  size_t queue = 0;
+  int32_t ready = 0;      // ready statuses + this plan's binds
+  int32_t allocated = 0;  // allocated statuses + this plan's binds (what a whole eviction must cover)
+  int32_t evicted = 0;
+  std::vector<size_t> victims;  // Running/Bound tasks
+};
+
+struct NState {
+  const NodeInfo* info;
+  Resource future;
+  std::vector<size_t> victims;  // in victim order
+};
+
+class Planner {
+ public:
+  Planner(const ClusterInfo& snap, const AllocationPlan& plan, const SessionOptions& o)
+      : snap_(snap), plan_(plan), o_(o) {}
+
+  EvictionPlan Run(EvictOptions e) {
+    Open();
+    std::vector<size_t> starving = Starving();
+    std::vector<bool> served(starving.size(), false);
+    if (e.reclaim) {
+      std::vector<size_t> qorder(queues_.size());
+      for (size_t i = 0; i < qorder.size(); ++i) qorder[i] = i;
+      std::stable_sort(qorder.begin(), qorder.end(), [&](size_t a, size_t b) {
+        if (queues_[a].share != queues_[b].share) return queues_[a].share < queues_[b].share;
+        return queues_[a].name < queues_[b].name;
+      });
+      for (size_t qi : qorder) {
+        QState& q = queues_[qi];
+        for (size_t k = 0; k < starving.size(); ++k) {
+          JState& j = jobs_[starving[k]];
+          if (j.queue != qi || served[k]) continue;
+          if (!q.deserved.IsEmpty() && q.deserved.LessEqual(q.allocated, DimensionDefault::kZero)) {
+            Outcome(j, false, 0, fmt::format("queue {} is not below its deserved share", q.name));
+            continue;
+          }
+          const std::vector<const TaskInfo*> need = Needed(j);
+          Resource sum;
+          for (const TaskInfo* t : need) sum.Add(WithoutPods(t->resreq));
+          if (!fair::FitsUnder(q.allocated, sum, q.deserved)) {
+            Outcome(j, false, 0, fmt::format("reclaim would take queue {} past its deserved share", q.name));
+            continue;
+          }
+          if (Serve(starving[k], need, /*preempt=*/false)) {
+            served[k] = true;
+            q.allocated.Add(sum);
+          }
+        }
+      }
+    }
+    if (e.preempt) {
+      for (size_t k = 0; k < starving.size(); ++k) {
+        if (served[k]) continue;
+        if (Serve(starving[k], Needed(jobs_[starving[k]]), /*preempt=*/true)) served[k] = true;
+      }
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void Open() {
+    // Queues: Allocate's view (deserved; allocated including this plan's placements).
+    std::unordered_map<std::string, size_t> qindex;
+    for (const QueueOutcome& qo : plan_.queues) {
+      QState q;
+      q.name = qo.name;
+      q.deserved = qo.deserved;
+      q.allocated = qo.allocated;
+      q.share = qo.share;
+      q.closed = qo.closed;
+      if (auto it = snap_.queues.find(qo.name); it != snap_.queues.end())
+        q.reclaimable = it->second.reclaimable;
+      qindex.emplace(q.name, queues_.size());
+      queues_.push_back(std::move(q));
+    }
+    // Nodes, in name order, with future idle minus this plan's placements.
+    for (const auto& [name, info] : snap_.nodes())
+      nodes_.push_back({info.get(), WithoutPods(info->FutureIdle()), {}});
+    std::sort(nodes_.begin(), nodes_.end(),
+              [](const NState& a, const NState& b) { return a.info->name() < b.info->name(); });
+    for (size_t i = 0; i < nodes_.size(); ++i) node_index_.emplace(nodes_[i].info->name(), i);
+    std::unordered_map<JobId, int32_t> bound;
+    for (const Placement& p : plan_.placements) {
+      auto job = snap_.jobs().find(p.job);
+      auto node = node_index_.find(p.node);
+      if (job == snap_.jobs().end() || node == node_index_.end()) continue;
+      if (const TaskInfo* t = job->second->FindTask(p.task_uid))
+        nodes_[node->second].future.SubUnchecked(WithoutPods(t->resreq));
+      placed_.insert(p.task_uid);
+      if (p.pipelined) {
+        ++pipelined_[p.job];
+      } else {
+        ++bound[p.job];
+      }
+    }
+    // Jobs and their evictable tasks.
+    for (const auto& [id, jp] : snap_.jobs()) {
+      const JobInfo& job = *jp;
+      if (!job.pod_group()) continue;
+      auto q = qindex.find(fair::QueueOf(snap_, job, o_.default_queue));
+      if (q == qindex.end()) continue;
+      JState j;
+      j.job = &job;
+      j.queue = q->second;
+      const int32_t b = bound.count(id) ? bound.at(id) : 0;
+      j.ready = job.ReadyTaskNum() + b;
+      j.allocated = b;
+      const size_t ji = jobs_.size();
+      for (const auto& [uid, t] : job.tasks()) {
+        if (IsAllocatedStatus(t.status)) ++j.allocated;
+        if ((t.status != TaskStatus::kRunning && t.status != TaskStatus::kBound) || t.node_name.empty())
+          continue;
+        auto n = node_index_.find(t.node_name);
+        if (n == node_index_.end()) continue;
+        j.victims.push_back(victims_.size());
+        victims_.push_back({&t, ji, n->second, WithoutPods(t.resreq)});
+      }
+      jobs_.push_back(std::move(j));
+    }
+    for (size_t v = 0; v < victims_.size(); ++v) nodes_[victims_[v].node].victims.push_back(v);
+    auto victim_before = [&](size_t a, size_t b) {
+      const JobInfo& ja = *jobs_[victims_[a].job].job;
+      const JobInfo& jb = *jobs_[victims_[b].job].job;
+      if (ja.priority() != jb.priority()) return ja.priority() < jb.priority();
+      if (ja.creation_timestamp() != jb.creation_timestamp())
+        return ja.creation_timestamp() > jb.creation_timestamp();
+      const TaskInfo& ta = *victims_[a].task;
+      const TaskInfo& tb = *victims_[b].task;
+      if (ta.meta->creation_timestamp != tb.meta->creation_timestamp) {
+        return ta.meta->creation_timestamp > tb.meta->creation_timestamp;
+      }
+      return ta.uid() < tb.uid();
+    };
+    for (NState& n : nodes_) std::sort(n.victims.begin(), n.victims.end(), victim_before);
+  }
+
+  // Starving jobs in job order (priority, creation time, uid).
+  std::vector<size_t> Starving() const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const JState& j = jobs_[i];
+      const JobInfo& job = *j.job;
+      if (o_.require_inqueue && job.IsPending()) continue;
+      if (queues_[j.queue].closed) continue;
+      if (job.ValidTaskNum() < job.min_available()) continue;
+      const int32_t pipelined = pipelined_.count(job.uid()) ? pipelined_.at(job.uid()) : 0;
+      if (j.ready + pipelined >= job.min_available()) continue;
+      out.push_back(i);
+    }
+    std::sort(out.begin(), out.end(), [&](size_t a, size_t b) {
+      const JobInfo& ja = *jobs_[a].job;
+      const JobInfo& jb = *jobs_[b].job;
+      if (ja.priority() != jb.priority()) return ja.priority() > jb.priority();
+      if (ja.creation_timestamp() != jb.creation_timestamp())
+        return ja.creation_timestamp() < jb.creation_timestamp();
+      return ja.uid() < jb.uid();
+    });
+    return out;
+  }
+
+  std::vector<const TaskInfo*> Needed(const JState& j) const {
+    const int32_t pipelined = pipelined_.count(j.job->uid()) ? pipelined_.at(j.job->uid()) : 0;
+    int32_t want = j.job->min_available() - j.ready - pipelined;
+    std::vector<const TaskInfo*> need;
+    for (const TaskInfo* t : fair::SchedulablePending(*j.job)) {
+      if (want <= 0) break;
+      if (placed_.count(t->uid())) continue;
+      need.push_back(t);
+      --want;
+    }
+    return need;
+  }
+
+  void Outcome(const JState& j, bool served, int32_t evictions, std::string reason) {
+    out_.jobs.push_back({j.job->uid(), queues_[j.queue].name, served, evictions, std::move(reason)});
+  }
+
+  bool Eligible(const Victim& v, const JState& starving, bool preempt) const {
+    if (v.evicted || v.job == static_cast<size_t>(&starving - jobs_.data())) return false;
+    const JState& vj = jobs_[v.job];
+    if (preempt) return vj.queue == starving.queue && vj.job->priority() < starving.job->priority();
+    return vj.queue != starving.queue && queues_[vj.queue].reclaimable;
+  }
+
+  // The victims that make room for `req` on node `ni` (whole jobs expanded), or false.
+  bool SelectOnNode(size_t ni, const Resource& req, const JState& starving, bool preempt,
+                    std::vector<size_t>* chosen) const {
+    Resource avail = nodes_[ni].future;
+    if (req.LessEqual(avail, DimensionDefault::kZero)) return true;
+    std::unordered_map<size_t, int32_t> job_taken;
+    std::unordered_map<size_t, Resource> queue_taken;
+    std::unordered_set<size_t> in_chosen;
+    for (size_t vi : nodes_[ni].victims) {
+      const Victim& v = victims_[vi];
+      if (in_chosen.count(vi) || !Eligible(v, starving, preempt)) continue;
+      const JState& vj = jobs_[v.job];
+      const int32_t remaining = vj.ready - vj.evicted - job_taken[v.job];
+      std::vector<size_t> unit;
+      if (remaining - 1 >= vj.job->min_available()) {
+        unit.push_back(vi);
+      } else {
+        // The whole job goes, or this victim is skipped: every allocated task must be evictable.
+        if (static_cast<int32_t>(vj.victims.size()) != vj.allocated) continue;
+        for (size_t x : vj.victims) {
+          if (!victims_[x].evicted && !in_chosen.count(x)) unit.push_back(x);
+        }
+        std::sort(unit.begin(), unit.end(),
+                  [&](size_t a, size_t b) { return victims_[a].task->key() < victims_[b].task->key(); });
+      }
+      Resource sum;
+      for (size_t x : unit) sum.Add(victims_[x].req);
+      if (!preempt) {
+        const QState& vq = queues_[vj.queue];
+        Resource left = vq.allocated;
+        if (auto it = queue_taken.find(vj.queue); it != queue_taken.end()) left.SubUnchecked(it->second);
+        left.SubUnchecked(sum);
+        if (!fair::AtOrAboveDeserved(left, vq.deserved)) continue;  // would fall below deserved
+        queue_taken[vj.queue].Add(sum);
+      }
+      for (size_t x : unit) {
+        in_chosen.insert(x);
+        chosen->push_back(x);
+        if (victims_[x].node == ni) avail.Add(victims_[x].req);
+      }
+      job_taken[v.job] += static_cast<int32_t>(unit.size());
+      if (req.LessEqual(avail, DimensionDefault::kZero)) return true;
+    }
+    return false;
+  }
+
+  // Finds room for every needed task of job `ji` (evicting as chosen), or changes nothing.
+  bool Serve(size_t ji, const std::vector<const TaskInfo*>& need, bool preempt) {
+    JState& j = jobs_[ji];
+    struct Undo {
+      std::vector<std::pair<size_t, Resource>> reserved;  // node, req
+      std::vector<size_t> evicted;
+    } undo;
+    const size_t evictions_before = out_.evictions.size();
+    std::string failure;
+    for (const TaskInfo* t : need) {
+      const Resource req = WithoutPods(t->resreq);
+      size_t best = nodes_.size();
+      std::vector<size_t> best_victims;
+      for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+        if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
+        if (req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) {
+          best = ni;
+          best_victims.clear();
+          break;
+        }
+        std::vector<size_t> victims;
+        if (!SelectOnNode(ni, req, j, preempt, &victims)) continue;
+        if (best == nodes_.size() || victims.size() < best_victims.size()) {
+          best = ni;
+          best_victims = std::move(victims);
+        }
+      }
+      if (best == nodes_.size()) {
+        failure = fmt::format("task {} fits no node even with {} victims", t->key(),
+                              preempt ? "preemption" : "reclaim");
+        break;
+      }
+      for (size_t vi : best_victims) {
+        Victim& v = victims_[vi];
+        v.evicted = true;
+        nodes_[v.node].future.Add(v.req);
+        JState& vj = jobs_[v.job];
+        ++vj.evicted;
+        queues_[vj.queue].allocated.SubUnchecked(v.req);
+        undo.evicted.push_back(vi);
+        out_.evictions.push_back(
+            {v.task->key(), v.task->uid(), vj.job->uid(), queues_[vj.queue].name, nodes_[v.node].info->name(),
+             j.job->uid(), preempt,
+             preempt ? fmt::format("preempted by job {} (priority {} > {})", j.job->uid(), j.job->priority(),
+                                   vj.job->priority())
+                     : fmt::format("reclaimed by job {} of queue {} (queue {} above its "
+                                   "deserved share)",
+                                   j.job->uid(), queues_[j.queue].name, queues_[vj.queue].name)});
+      }
+      nodes_[best].future.SubUnchecked(req);
+      undo.reserved.emplace_back(best, req);
+    }
+    if (!failure.empty()) {
+      for (const auto& [ni, req] : undo.reserved) nodes_[ni].future.Add(req);
+      for (size_t vi : undo.evicted) {
+        Victim& v = victims_[vi];
+        v.evicted = false;
+        nodes_[v.node].future.SubUnchecked(v.req);
+        JState& vj = jobs_[v.job];
+        --vj.evicted;
+        queues_[vj.queue].allocated.Add(v.req);
+      }
+      out_.evictions.resize(evictions_before);
+      Outcome(j, false, 0, std::move(failure));
+      return false;
+    }
+    const int32_t n = static_cast<int32_t>(out_.evictions.size() - evictions_before);
+    (preempt ? out_.preempted : out_.reclaimed) += n;
+    Outcome(j, true, n, "");
+    return true;
+  }
+
+  const ClusterInfo& snap_;
+  const AllocationPlan& plan_;
+  const SessionOptions& o_;
+  std::vector<QState> queues_;
+  std::vector<NState> nodes_;
+  std::unordered_map<std::string, size_t> node_index_;
+  std::vector<JState> jobs_;
+  std::vector<Victim> victims_;
+  std::unordered_set<std::string> placed_;  // task uids placed by the plan
+  std::unordered_map<JobId, int32_t> pipelined_;
+  EvictionPlan out_;
+};
+
+}  // namespace
+
+EvictionPlan PlanEvictions(const ClusterInfo& snapshot, const AllocationPlan& plan,
+                           const SessionOptions& options, EvictOptions evict) {
+  return Planner(snapshot, plan, options).Run(evict);
+}
+
+}  // namespace volcache
