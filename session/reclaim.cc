@@ -360,6 +360,76 @@ class Planner {
 
 }  // namespace
 
+Status CheckEvictionPlan(const ClusterInfo& snap, const AllocationPlan& plan, const EvictionPlan& evictions,
+                         const SessionOptions& o) {
+  std::vector<std::string> bad;
+  std::unordered_set<std::string> seen, served;
+  std::map<JobId, int32_t> per_job;
+  std::map<std::string, Resource> per_queue;
+  std::map<JobId, int32_t> bound;
+  for (const Placement& p : plan.placements) {
+    if (!p.pipelined) ++bound[p.job];
+  }
+  for (const StarvingOutcome& j : evictions.jobs) {
+    if (j.served) served.insert(j.job);
+  }
+  for (const Eviction& e : evictions.evictions) {
+    if (!seen.insert(e.task_uid).second) bad.push_back(fmt::format("{} evicted twice", e.task_key));
+    auto vj = snap.jobs().find(e.job);
+    auto sj = snap.jobs().find(e.for_job);
+    if (vj == snap.jobs().end() || sj == snap.jobs().end()) {
+      bad.push_back(fmt::format("{}: job {} or {} not in the snapshot", e.task_key, e.job, e.for_job));
+      continue;
+    }
+    const TaskInfo* t = vj->second->FindTask(e.task_uid);
+    if (t == nullptr || (t->status != TaskStatus::kRunning && t->status != TaskStatus::kBound)) {
+      bad.push_back(fmt::format("{}: not a Running/Bound task of {}", e.task_key, e.job));
+      continue;
+    }
+    if (!served.count(e.for_job))
+      bad.push_back(fmt::format("{}: evicted for {}, which is not served", e.task_key, e.for_job));
+    ++per_job[e.job];
+    const std::string& vq = fair::QueueOf(snap, *vj->second, o.default_queue);
+    const std::string& sq = fair::QueueOf(snap, *sj->second, o.default_queue);
+    if (e.preempt) {
+      if (vq != sq || vj->second->priority() >= sj->second->priority()) {
+        bad.push_back(fmt::format("{}: preempted for {} of queue {} priority {}, victim queue {} priority {}",
+                                  e.task_key, e.for_job, sq, sj->second->priority(), vq,
+                                  vj->second->priority()));
+      }
+    } else {
+      auto qi = snap.queues.find(vq);
+      if (vq == sq || (qi != snap.queues.end() && !qi->second.reclaimable)) {
+        bad.push_back(fmt::format("{}: reclaimed from queue {} for queue {}", e.task_key, vq, sq));
+      }
+      per_queue[vq].Add(WithoutPods(t->resreq));
+    }
+  }
+  for (const auto& [id, n] : per_job) {
+    const JobInfo& job = *snap.jobs().at(id);
+    const int32_t left = job.ReadyTaskNum() + (bound.count(id) ? bound.at(id) : 0) - n;
+    if (left != 0 && left < job.min_available()) {
+      bad.push_back(fmt::format("job {} left with {} ready tasks, below minAvailable {}", id, left,
+                                job.min_available()));
+    }
+  }
+  for (const auto& [name, taken] : per_queue) {
+    for (const QueueOutcome& q : plan.queues) {
+      if (q.name != name) continue;
+      Resource left = q.allocated;
+      left.SubUnchecked(taken);
+      if (!fair::AtOrAboveDeserved(left, q.deserved)) {
+        bad.push_back(fmt::format("queue {} reclaimed below its deserved share: {} left of {}", name,
+                                  left.ToString(), q.deserved.ToString()));
+      }
+    }
+  }
+  if (bad.empty()) return Status::Ok();
+  std::string msg = "eviction plan violates its invariants:";
+  for (const auto& b : bad) msg += " " + b + ";";
+  return Status::Internal(msg);
+}
+
 EvictionPlan PlanEvictions(const ClusterInfo& snapshot, const AllocationPlan& plan,
                            const SessionOptions& options, EvictOptions evict) {
   return Planner(snapshot, plan, options).Run(evict);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "api/cluster_info.h"
+#include "api/status.h"
 #include "session/allocate.h"
 
 namespace volcache {
@@ -67,6 +68,14 @@ struct EvictOptions {
   bool reclaim = true;
   bool preempt = true;
 };
+
+// The invariants any eviction plan must keep, checked independently of how it was made: no
+// task evicted twice; every victim Running/Bound; each victim job left with ready tasks >=
+// minAvailable or none; a reclaim victim from another, reclaimable queue whose share stays
+// >= 1 after all of the plan's reclaim victims; a preempt victim of the same queue and lower
+// priority; every eviction for a job the plan serves. OK, or Internal listing violations.
+Status CheckEvictionPlan(const ClusterInfo& snapshot, const AllocationPlan& plan,
+                         const EvictionPlan& evictions, const SessionOptions& options = {});
 
 EvictionPlan PlanEvictions(const ClusterInfo& snapshot, const AllocationPlan& plan,
                            const SessionOptions& options, EvictOptions evict = {});

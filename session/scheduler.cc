@@ -108,6 +108,13 @@ CycleStats Scheduler::RunOnceLocked() {
   if (options_.reclaim || options_.preempt) {
     t = std::chrono::steady_clock::now();
     evictions = PlanEvictions(snap, plan, options_.session, EvictOptions{options_.reclaim, options_.preempt});
+    if (options_.check_evictions) {
+      if (Status c = CheckEvictionPlan(snap, plan, evictions, options_.session); !c.ok()) {
+        st.eviction_check_error = c.message();
+        spdlog::error("session: {}", c.message());
+        evictions.evictions.clear();
+      }
+    }
     st.evict_ms = MsSince(t);
   }
 

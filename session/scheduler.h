@@ -58,6 +58,9 @@ struct SchedulerOptions {
   bool enqueue = false;
   bool reclaim = false;
   bool preempt = false;
+  // Checks every eviction plan with CheckEvictionPlan before evicting (the simulator's
+  // invariant checker); a violating plan is not executed and is reported in the stats.
+  bool check_evictions = false;
 };
 
 struct CycleStats {
@@ -82,7 +85,8 @@ struct CycleStats {
   int64_t evictions = 0;            // accepted by CacheRuntime::Evict (reclaim + preempt)
   int64_t evictions_reclaim = 0;
   int64_t evictions_preempt = 0;
-  int64_t eviction_refusals = 0;  // refused by the cache (task changed since the snapshot)
+  int64_t eviction_refusals = 0;     // refused by the cache (task changed since the snapshot)
+  std::string eviction_check_error;  // CheckEvictionPlan's message when the plan broke an invariant
 };
 
 // The PodGroup phase after a session, from the session's view of the job (bound tasks

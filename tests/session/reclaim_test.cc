@@ -390,6 +390,26 @@ TEST(SchedulerFairnessTest, ReclaimEvictsThroughTheRuntimeThenPipelinesThenBinds
   EXPECT_TRUE(r.rt->cache().CheckInvariants().ok());
 }
 
+TEST(ReclaimTest, CheckEvictionPlanFlagsABrokenGangAndADrainedQueue) {
+  World w;
+  w.Node("n1");
+  w.Queue("qa");
+  w.Queue("qb");
+  w.Running("a", 2, "qa", {"n1", "n1"}, 100);
+  w.Waiting("b", 1, 1, "qb", 200);
+  EvictionPlan p = w.Plan();
+  ASSERT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p).ok());
+  // One task of a gang of two, from a queue at its deserved share: both invariants broken.
+  EvictionPlan bad;
+  bad.jobs.push_back({"ns/b", "qb", true, 1, ""});
+  auto t = w.snap->jobs().at("ns/a")->tasks().begin();
+  bad.evictions.push_back({t->second.key(), t->second.uid(), "ns/a", "qa", "n1", "ns/b", false, "test"});
+  Status s = CheckEvictionPlan(*w.snap, w.plan, bad);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("job ns/a left with 1 ready tasks, below minAvailable 2"));
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("queue qa reclaimed below its deserved share"));
+}
+
 // Random clusters: every eviction plan keeps each victim job at minAvailable or evicts it
 // whole, never takes a reclaim victim's queue below its deserved share, never evicts a task
 // twice, preempts only lower priorities of the same queue, and serves the jobs it evicts for.
@@ -436,47 +456,8 @@ TEST(ReclaimTest, RandomizedInvariants) {
     o.pipeline = true;
     EvictionPlan p = w.Plan({}, o);
     if (!p.evictions.empty()) ++plans_with_evictions;
-    const ClusterInfo& snap = *w.snap;
-    std::set<std::string> evicted;
-    std::map<std::string, int> evicted_per_job;
-    std::map<std::string, Resource> evicted_per_queue;
-    std::set<std::string> served;
-    for (const auto& j : p.jobs)
-      if (j.served) served.insert(j.job);
-    for (const auto& e : p.evictions) {
-      EXPECT_TRUE(evicted.insert(e.task_uid).second) << "evicted twice: " << e.task_key;
-      ++evicted_per_job[e.job];
-      const JobInfo& victim = *snap.jobs().at(e.job);
-      const JobInfo& starving = *snap.jobs().at(e.for_job);
-      EXPECT_EQ(served.count(e.for_job), 1u);
-      const TaskStatus ts = victim.FindTask(e.task_uid)->status;
-      EXPECT_TRUE(ts == TaskStatus::kRunning || ts == TaskStatus::kBound);
-      if (e.preempt) {
-        EXPECT_EQ(victim.queue(), starving.queue());
-        EXPECT_LT(victim.priority(), starving.priority());
-      } else {
-        EXPECT_NE(victim.queue(), starving.queue());
-        EXPECT_TRUE(snap.queues.at(victim.queue()).reclaimable);
-        Resource r = victim.FindTask(e.task_uid)->resreq;
-        r.RemoveScalar(ResourceNames::kPods);
-        evicted_per_queue[victim.queue()].Add(r);
-      }
-    }
-    for (const auto& [id, n] : evicted_per_job) {
-      const JobInfo& victim = *snap.jobs().at(id);
-      const int32_t left = victim.ReadyTaskNum() - n;
-      EXPECT_TRUE(left >= victim.min_available() || left == 0)
-          << id << " left with " << left << " of gang " << victim.min_available();
-    }
-    for (const auto& [name, r] : evicted_per_queue) {
-      for (const auto& q : w.plan.queues) {
-        if (q.name != name) continue;
-        Resource left = q.allocated;
-        left.SubUnchecked(r);
-        EXPECT_TRUE(fair::AtOrAboveDeserved(left, q.deserved))
-            << "queue " << name << " drained below deserved";
-      }
-    }
+    Status inv = CheckEvictionPlan(*w.snap, w.plan, p, o);
+    EXPECT_TRUE(inv.ok()) << "round " << round << ": " << inv.message();
   }
   EXPECT_GT(plans_with_evictions, 30);
 }
