@@ -92,7 +92,7 @@ int Run(RunFlags& f) {
   app::SimRun* self = nullptr;
   // After every session: its snapshot time to the metrics, and SIGINT/SIGTERM → stop.
   f.run.on_cycle = [&](const CycleStats& c) {
-    if (wiring) wiring->ObserveSnapshot(c);
+    if (wiring) wiring->ObserveSession(c);
     if (g_stop.load() && self != nullptr) self->RequestStop();
   };
   app::SimRun run(f.run);

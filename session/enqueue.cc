@@ -133,7 +133,10 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
     const Resource min = fair::MinRequest(job);
     Resource queue_used = q->allocated;
     queue_used.Add(q->inqueue);
-    if (fair::FitsUnder(queue_used, min, q->deserved) || fair::FitsUnder(cluster_used, min, overcommitted)) {
+    // Below its deserved share, a queue may admit one job that takes it past (gangs are not
+    // divisible: a share that is not a multiple of the gang size would otherwise starve).
+    if (!fair::AtOrAboveDeserved(queue_used, q->deserved) ||
+        fair::FitsUnder(cluster_used, min, overcommitted)) {
       q->inqueue.Add(min);
       cluster_used.Add(min);
       out.enqueued.push_back(job.uid());

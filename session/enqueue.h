@@ -4,9 +4,10 @@
 //
 // A job whose PodGroup is Pending (or has no phase yet) moves to Inqueue when its minimum
 // request (minResources, else the requests of its first minAvailable tasks) fits
-//   * its queue's remaining deserved share: allocated + inqueue + min <= deserved in every
-//     dimension the job requests (deserved as Allocate computes it: weight-proportional
-//     water-filling of the Ready nodes' allocatable, capped by min(request, capability)), or
+//   * its queue's remaining deserved share: the queue's allocated + inqueue is still below
+//     its deserved share (share < 1; deserved as Allocate computes it: weight-proportional
+//     water-filling of the Ready nodes' allocatable, capped by min(request, capability)) —
+//     so a queue overshoots its share by at most one job, as gangs are indivisible — or
 //   * the cluster's overcommitted idle: total allocatable × overcommit_factor − allocated −
 //     inqueue (Volcano's overcommit plugin, factor 1.2 by default).
 // `inqueue` is the sum of the minimum requests of jobs already Inqueue and not yet ready.

@@ -50,6 +50,7 @@ struct JState {
 
 struct NState {
   const NodeInfo* info;
+  Resource allocatable;  // without pods: a task that exceeds it never fits, whatever is evicted
   Resource future;
   std::vector<size_t> victims;  // in victim order
 };
@@ -75,17 +76,13 @@ class Planner {
         for (size_t k = 0; k < starving.size(); ++k) {
           JState& j = jobs_[starving[k]];
           if (j.queue != qi || served[k]) continue;
-          if (!q.deserved.IsEmpty() && q.deserved.LessEqual(q.allocated, DimensionDefault::kZero)) {
+          if (fair::AtOrAboveDeserved(q.allocated, q.deserved)) {
             Outcome(j, false, 0, fmt::format("queue {} is not below its deserved share", q.name));
             continue;
           }
           const std::vector<const TaskInfo*> need = Needed(j);
           Resource sum;
           for (const TaskInfo* t : need) sum.Add(WithoutPods(t->resreq));
-          if (!fair::FitsUnder(q.allocated, sum, q.deserved)) {
-            Outcome(j, false, 0, fmt::format("reclaim would take queue {} past its deserved share", q.name));
-            continue;
-          }
           if (Serve(starving[k], need, /*preempt=*/false)) {
             served[k] = true;
             q.allocated.Add(sum);
@@ -119,8 +116,9 @@ class Planner {
       queues_.push_back(std::move(q));
     }
     // Nodes, in name order, with future idle minus this plan's placements.
-    for (const auto& [name, info] : snap_.nodes())
-      nodes_.push_back({info.get(), WithoutPods(info->FutureIdle()), {}});
+    for (const auto& [name, info] : snap_.nodes()) {
+      nodes_.push_back({info.get(), WithoutPods(info->allocatable()), WithoutPods(info->FutureIdle()), {}});
+    }
     std::sort(nodes_.begin(), nodes_.end(),
               [](const NState& a, const NState& b) { return a.info->name() < b.info->name(); });
     for (size_t i = 0; i < nodes_.size(); ++i) node_index_.emplace(nodes_[i].info->name(), i);
@@ -227,6 +225,17 @@ class Planner {
     return vj.queue != starving.queue && queues_[vj.queue].reclaimable;
   }
 
+  // Whether freeing `freed` on a node helps a task short of `req` with `avail`: it gives back
+  // some of a dimension the task still lacks.
+  static bool Relieves(const Resource& freed, const Resource& req, const Resource& avail) {
+    if (freed.milli_cpu() > 0 && req.milli_cpu() > avail.milli_cpu()) return true;
+    if (freed.memory() > 0 && req.memory() > avail.memory()) return true;
+    for (const auto* s = freed.scalars_begin(); s != freed.scalars_end(); ++s) {
+      if (s->value > 0 && req.Get(s->id) > avail.Get(s->id)) return true;
+    }
+    return false;
+  }
+
   // The victims that make room for `req` on node `ni` (whole jobs expanded), or false.
   bool SelectOnNode(size_t ni, const Resource& req, const JState& starving, bool preempt,
                     std::vector<size_t>* chosen) const {
@@ -238,6 +247,7 @@ class Planner {
     for (size_t vi : nodes_[ni].victims) {
       const Victim& v = victims_[vi];
       if (in_chosen.count(vi) || !Eligible(v, starving, preempt)) continue;
+      if (!Relieves(v.req, req, avail)) continue;  // frees nothing the task is short of
       const JState& vj = jobs_[v.job];
       const int32_t remaining = vj.ready - vj.evicted - job_taken[v.job];
       std::vector<size_t> unit;
@@ -286,13 +296,18 @@ class Planner {
       const Resource req = WithoutPods(t->resreq);
       size_t best = nodes_.size();
       std::vector<size_t> best_victims;
+      // A node that fits as it is (first by name), else the one needing the fewest victims.
       for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+        if (!req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) continue;
         if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
-        if (req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) {
-          best = ni;
-          best_victims.clear();
-          break;
-        }
+        best = ni;
+        break;
+      }
+      for (size_t ni = 0; best == nodes_.size() || !best_victims.empty(); ++ni) {
+        if (ni == nodes_.size() || best_victims.size() == 1) break;  // one victim is the fewest
+        if (!req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero)) continue;
+        if (nodes_[ni].victims.empty()) continue;
+        if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
         std::vector<size_t> victims;
         if (!SelectOnNode(ni, req, j, preempt, &victims)) continue;
         if (best == nodes_.size() || victims.size() < best_victims.size()) {

@@ -12,10 +12,11 @@
 // if one of those tasks finds no node even with victims, nothing is evicted for the job.
 //
 //   reclaim (between queues): queues by Allocate's share (lowest first), skipping queues
-//     whose allocated reached deserved; jobs by priority, creation time, uid. The job is
-//     served only if queue allocated + its needed requests <= deserved (in the dimensions it
-//     requests). Victims: Running/Bound tasks of other, `reclaimable` queues, and only while
-//     the victim's queue keeps its share (max over dimensions of allocated / deserved) >= 1.
+//     whose share (with the jobs served so far) reached 1; jobs by priority, creation time,
+//     uid (a served job may take its queue past its share: gangs are indivisible, and the
+//     victims' side keeps every other queue at its share, so this cannot oscillate). Victims: Running/Bound
+//     tasks of other, `reclaimable` queues, and only while the victim's queue keeps its share (max over
+//     dimensions of allocated / deserved) >= 1.
 //   preempt (within a queue): then every still-starving job may evict Running/Bound tasks of
 //     lower-priority jobs of its own queue.
 //   both: a needed task first takes a node whose future idle (idle + releasing − pipelined,
