@@ -1,12 +1,13 @@
 // The session's fairness actions on shape L (5,000 nodes, 10,000 gangs of 10 in q1..q10 with
-// weights 1..10; the GPU jobs fill the GPUs with equal counts per queue, so the low-weight
-// queues hold far more than their share and the high-weight ones starve: 10 queues
-// contended). Timed: Enqueue, and PlanEvictions (reclaim + preempt) on the plan Allocate made
-// of the same snapshot. Allocate itself is `volcache bench e2e` (docs/BENCHMARKS.md).
+// weights 1..10; the GPU jobs, spread over the ten queues here, fill the GPUs with about equal
+// counts per queue, so the low-weight queues hold far more than their share and the
+// high-weight ones starve: 10 queues contended). Timed: Enqueue, and PlanEvictions (reclaim + preempt) on the
+// plan Allocate made of the same snapshot. Allocate itself is `volcache bench e2e` (docs/BENCHMARKS.md).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "bench/workload.h"
 #include "cache/cluster_source.h"
@@ -24,6 +25,15 @@ struct ShapeL {
     auto shape = bench::ShapeByName("L");
     if (!shape.ok()) std::abort();
     w = bench::BuildWorkload(*shape);
+    // Shape L puts the GPU jobs (j % 4 == 0) in q1, q3, q5, q7 and q9 only; spread them over
+    // q1..q10 ((j / 4) % 10 + 1) so that all ten queues contend for the GPUs.
+    for (auto& pg : w.pod_groups) {
+      const int j = std::stoi(pg->metadata.name.substr(4));
+      if (j % 4 != 0) continue;
+      auto copy = std::make_shared<k8s::PodGroup>(*pg);
+      copy->spec.queue = "q" + std::to_string((j / 4) % 10 + 1);
+      pg = std::move(copy);
+    }
     cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, clock, &source);
     if (!bench::LoadWorkload(w, &source, cache.get()).ok()) std::abort();
     snap = cache->Snapshot();

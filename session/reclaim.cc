@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -45,14 +46,16 @@ struct JState {
   int32_t ready = 0;      // ready statuses + this plan's binds
   int32_t allocated = 0;  // allocated statuses + this plan's binds (what a whole eviction must cover)
   int32_t evicted = 0;
-  std::vector<size_t> victims;  // Running/Bound tasks
+  mutable std::vector<size_t> victims;  // Running/Bound tasks (by task key once sorted)
+  mutable bool sorted = false;
 };
 
 struct NState {
   const NodeInfo* info;
   Resource allocatable;  // without pods: a task that exceeds it never fits, whatever is evicted
   Resource future;
-  std::vector<size_t> victims;  // in victim order
+  std::vector<size_t> victims;  // in victim order once sorted (NodeVictims)
+  bool sorted = false;
 };
 
 class Planner {
@@ -160,21 +163,12 @@ class Planner {
       }
       jobs_.push_back(std::move(j));
     }
-    for (size_t v = 0; v < victims_.size(); ++v) nodes_[victims_[v].node].victims.push_back(v);
-    auto victim_before = [&](size_t a, size_t b) {
-      const JobInfo& ja = *jobs_[victims_[a].job].job;
-      const JobInfo& jb = *jobs_[victims_[b].job].job;
-      if (ja.priority() != jb.priority()) return ja.priority() < jb.priority();
-      if (ja.creation_timestamp() != jb.creation_timestamp())
-        return ja.creation_timestamp() > jb.creation_timestamp();
-      const TaskInfo& ta = *victims_[a].task;
-      const TaskInfo& tb = *victims_[b].task;
-      if (ta.meta->creation_timestamp != tb.meta->creation_timestamp) {
-        return ta.meta->creation_timestamp > tb.meta->creation_timestamp;
-      }
-      return ta.uid() < tb.uid();
-    };
-    for (NState& n : nodes_) std::sort(n.victims.begin(), n.victims.end(), victim_before);
+    min_victim_priority_.assign(queues_.size(), INT32_MAX);
+    for (size_t v = 0; v < victims_.size(); ++v) {
+      nodes_[victims_[v].node].victims.push_back(v);
+      const JState& vj = jobs_[victims_[v].job];
+      min_victim_priority_[vj.queue] = std::min(min_victim_priority_[vj.queue], vj.job->priority());
+    }
   }
 
   // Starving jobs in job order (priority, creation time, uid).
@@ -225,6 +219,49 @@ class Planner {
     return vj.queue != starving.queue && queues_[vj.queue].reclaimable;
   }
 
+  // Sorted on first use (most nodes and jobs are never looked at for victims).
+  const std::vector<size_t>& NodeVictims(size_t ni) const {
+    NState& n = nodes_[ni];
+    if (!n.sorted) {
+      auto victim_before = [this](size_t a, size_t b) {
+        const JobInfo& ja = *jobs_[victims_[a].job].job;
+        const JobInfo& jb = *jobs_[victims_[b].job].job;
+        if (ja.priority() != jb.priority()) return ja.priority() < jb.priority();
+        if (ja.creation_timestamp() != jb.creation_timestamp())
+          return ja.creation_timestamp() > jb.creation_timestamp();
+        const TaskInfo& ta = *victims_[a].task;
+        const TaskInfo& tb = *victims_[b].task;
+        if (ta.meta->creation_timestamp != tb.meta->creation_timestamp) {
+          return ta.meta->creation_timestamp > tb.meta->creation_timestamp;
+        }
+        return ta.uid() < tb.uid();
+      };
+      std::sort(n.victims.begin(), n.victims.end(), victim_before);
+      n.sorted = true;
+    }
+    return n.victims;
+  }
+  const std::vector<size_t>& JobVictims(const JState& j) const {
+    if (!j.sorted) {
+      std::sort(j.victims.begin(), j.victims.end(),
+                [this](size_t a, size_t b) { return victims_[a].task->key() < victims_[b].task->key(); });
+      j.sorted = true;
+    }
+    return j.victims;
+  }
+
+  // Whether any job could give up tasks for `j`: for reclaim another reclaimable queue at or
+  // above its share, for preempt a lower-priority job of its queue holding a victim.
+  bool AnyDonor(const JState& j, bool preempt) const {
+    if (preempt) return min_victim_priority_[j.queue] < j.job->priority();
+    for (size_t q = 0; q < queues_.size(); ++q) {
+      if (q != j.queue && queues_[q].reclaimable &&
+          fair::AtOrAboveDeserved(queues_[q].allocated, queues_[q].deserved))
+        return true;
+    }
+    return false;
+  }
+
   // Whether freeing `freed` on a node helps a task short of `req` with `avail`: it gives back
   // some of a dimension the task still lacks.
   static bool Relieves(const Resource& freed, const Resource& req, const Resource& avail) {
@@ -241,43 +278,57 @@ class Planner {
                     std::vector<size_t>* chosen) const {
     Resource avail = nodes_[ni].future;
     if (req.LessEqual(avail, DimensionDefault::kZero)) return true;
-    std::unordered_map<size_t, int32_t> job_taken;
-    std::unordered_map<size_t, Resource> queue_taken;
-    std::unordered_set<size_t> in_chosen;
-    for (size_t vi : nodes_[ni].victims) {
+    // Few victims per call: small vectors searched linearly beat hash maps here.
+    std::vector<std::pair<size_t, int32_t>> job_taken;
+    std::vector<std::pair<size_t, Resource>> queue_taken;
+    auto chosen_already = [&](size_t x) {
+      return std::find(chosen->begin(), chosen->end(), x) != chosen->end();
+    };
+    std::vector<size_t> unit;
+    for (size_t vi : NodeVictims(ni)) {
       const Victim& v = victims_[vi];
-      if (in_chosen.count(vi) || !Eligible(v, starving, preempt)) continue;
+      if (!Eligible(v, starving, preempt) || chosen_already(vi)) continue;
       if (!Relieves(v.req, req, avail)) continue;  // frees nothing the task is short of
       const JState& vj = jobs_[v.job];
-      const int32_t remaining = vj.ready - vj.evicted - job_taken[v.job];
-      std::vector<size_t> unit;
+      auto jt =
+          std::find_if(job_taken.begin(), job_taken.end(), [&](const auto& e) { return e.first == v.job; });
+      const int32_t remaining = vj.ready - vj.evicted - (jt == job_taken.end() ? 0 : jt->second);
+      unit.clear();
       if (remaining - 1 >= vj.job->min_available()) {
         unit.push_back(vi);
       } else {
-        // The whole job goes, or this victim is skipped: every allocated task must be evictable.
+        // The whole job goes (in task-key order), or this victim is skipped: every allocated
+        // task must be evictable.
         if (static_cast<int32_t>(vj.victims.size()) != vj.allocated) continue;
-        for (size_t x : vj.victims) {
-          if (!victims_[x].evicted && !in_chosen.count(x)) unit.push_back(x);
+        for (size_t x : JobVictims(vj)) {
+          if (!victims_[x].evicted && !chosen_already(x)) unit.push_back(x);
         }
-        std::sort(unit.begin(), unit.end(),
-                  [&](size_t a, size_t b) { return victims_[a].task->key() < victims_[b].task->key(); });
       }
       Resource sum;
       for (size_t x : unit) sum.Add(victims_[x].req);
       if (!preempt) {
         const QState& vq = queues_[vj.queue];
+        auto qt = std::find_if(queue_taken.begin(), queue_taken.end(),
+                               [&](const auto& e) { return e.first == vj.queue; });
         Resource left = vq.allocated;
-        if (auto it = queue_taken.find(vj.queue); it != queue_taken.end()) left.SubUnchecked(it->second);
+        if (qt != queue_taken.end()) left.SubUnchecked(qt->second);
         left.SubUnchecked(sum);
         if (!fair::AtOrAboveDeserved(left, vq.deserved)) continue;  // would fall below deserved
-        queue_taken[vj.queue].Add(sum);
+        if (qt == queue_taken.end()) {
+          queue_taken.emplace_back(vj.queue, sum);
+        } else {
+          qt->second.Add(sum);
+        }
       }
       for (size_t x : unit) {
-        in_chosen.insert(x);
         chosen->push_back(x);
         if (victims_[x].node == ni) avail.Add(victims_[x].req);
       }
-      job_taken[v.job] += static_cast<int32_t>(unit.size());
+      if (jt == job_taken.end()) {
+        job_taken.emplace_back(v.job, static_cast<int32_t>(unit.size()));
+      } else {
+        jt->second += static_cast<int32_t>(unit.size());
+      }
       if (req.LessEqual(avail, DimensionDefault::kZero)) return true;
     }
     return false;
@@ -286,6 +337,28 @@ class Planner {
   // Finds room for every needed task of job `ji` (evicting as chosen), or changes nothing.
   bool Serve(size_t ji, const std::vector<const TaskInfo*>& need, bool preempt) {
     JState& j = jobs_[ji];
+    // Cheap refusals first: nobody to take from, or a job just like one that failed since
+    // the last successful serve (the state only grows tighter between serves).
+    if (!AnyDonor(j, preempt)) {
+      Outcome(j, false, 0,
+              preempt ? fmt::format("no lower-priority job in queue {} to preempt", queues_[j.queue].name)
+                      : "no reclaimable queue above its deserved share");
+      return false;
+    }
+    std::string memo_key;
+    bool plain = true;
+    for (const TaskInfo* t : need) {
+      const k8s::PodSpec& spec = t->pod().spec;
+      plain = plain && spec.node_selector.empty() && spec.tolerations.empty();
+    }
+    if (plain) {
+      memo_key = fmt::format("{} {} {}", preempt ? 'p' : 'r', j.queue, j.job->priority());
+      for (const TaskInfo* t : need) memo_key += " " + WithoutPods(t->resreq).ToString();
+      if (auto it = unservable_.find(memo_key); it != unservable_.end()) {
+        Outcome(j, false, 0, it->second);
+        return false;
+      }
+    }
     struct Undo {
       std::vector<std::pair<size_t, Resource>> reserved;  // node, req
       std::vector<size_t> evicted;
@@ -297,19 +370,37 @@ class Planner {
       size_t best = nodes_.size();
       std::vector<size_t> best_victims;
       // A node that fits as it is (first by name), else the one needing the fewest victims.
-      for (size_t ni = 0; ni < nodes_.size(); ++ni) {
-        if (!req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) continue;
+      // Future idle only shrinks between evictions, so the scan for a request resumes where
+      // the last one for the same request found no room before (evictions rewind it).
+      size_t& cursor = fit_cursor_[req.ToString()];
+      for (size_t ni = cursor; ni < nodes_.size(); ++ni) {
+        if (!req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) {
+          if (ni == cursor) ++cursor;
+          continue;
+        }
         if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
         best = ni;
         break;
       }
-      for (size_t ni = 0; best == nodes_.size() || !best_victims.empty(); ++ni) {
-        if (ni == nodes_.size() || best_victims.size() == 1) break;  // one victim is the fewest
-        if (!req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero)) continue;
-        if (nodes_[ni].victims.empty()) continue;
-        if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
+      // With victims: the node needing the fewest among the first kVictimNodesToCompare
+      // nodes (name order) where victims make room, stopping at a one-victim node. Nodes
+      // where none do stay so until something is released on them (evictions rewind the
+      // cursor), so the scan for the same starving queue, priority, action and request
+      // resumes after them.
+      size_t& victim_cursor = victim_cursor_[fmt::format("{} {} {} {}", preempt ? 'p' : 'r', j.queue,
+                                                         j.job->priority(), req.ToString())];
+      size_t compared = 0;
+      for (size_t ni = victim_cursor; best == nodes_.size() || !best_victims.empty(); ++ni) {
+        if (ni == nodes_.size() || best_victims.size() == 1 || compared == kVictimNodesToCompare) break;
+        bool fails = !req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero) ||
+                     nodes_[ni].victims.empty() || !NodePredicateFailure(*t, *nodes_[ni].info).empty();
         std::vector<size_t> victims;
-        if (!SelectOnNode(ni, req, j, preempt, &victims)) continue;
+        fails = fails || !SelectOnNode(ni, req, j, preempt, &victims);
+        if (fails) {
+          if (ni == victim_cursor) ++victim_cursor;
+          continue;
+        }
+        ++compared;
         if (best == nodes_.size() || victims.size() < best_victims.size()) {
           best = ni;
           best_victims = std::move(victims);
@@ -324,6 +415,7 @@ class Planner {
         Victim& v = victims_[vi];
         v.evicted = true;
         nodes_[v.node].future.Add(v.req);
+        Rewind(v.node);
         JState& vj = jobs_[v.job];
         ++vj.evicted;
         queues_[vj.queue].allocated.SubUnchecked(v.req);
@@ -342,6 +434,9 @@ class Planner {
     }
     if (!failure.empty()) {
       for (const auto& [ni, req] : undo.reserved) nodes_[ni].future.Add(req);
+      for (const auto& [ni, req] : undo.reserved) Rewind(ni);
+      // Victims come back (and their queues' budgets): any node may have some again.
+      if (!undo.evicted.empty()) victim_cursor_.clear();
       for (size_t vi : undo.evicted) {
         Victim& v = victims_[vi];
         v.evicted = false;
@@ -351,9 +446,11 @@ class Planner {
         queues_[vj.queue].allocated.Add(v.req);
       }
       out_.evictions.resize(evictions_before);
+      if (!memo_key.empty()) unservable_.emplace(std::move(memo_key), failure);
       Outcome(j, false, 0, std::move(failure));
       return false;
     }
+    unservable_.clear();
     const int32_t n = static_cast<int32_t>(out_.evictions.size() - evictions_before);
     (preempt ? out_.preempted : out_.reclaimed) += n;
     Outcome(j, true, n, "");
@@ -364,12 +461,22 @@ class Planner {
   const AllocationPlan& plan_;
   const SessionOptions& o_;
   std::vector<QState> queues_;
-  std::vector<NState> nodes_;
+  mutable std::vector<NState> nodes_;  // mutable: victims sorted lazily
   std::unordered_map<std::string, size_t> node_index_;
   std::vector<JState> jobs_;
   std::vector<Victim> victims_;
   std::unordered_set<std::string> placed_;  // task uids placed by the plan
   std::unordered_map<JobId, int32_t> pipelined_;
+  // Request → the first node a fit scan for it may find room on (see Serve).
+  std::unordered_map<std::string, size_t> fit_cursor_;
+  std::unordered_map<std::string, size_t> victim_cursor_;  // action, queue, priority, request → first node
+  static constexpr size_t kVictimNodesToCompare = 16;
+  void Rewind(size_t ni) {
+    for (auto& [_, c] : fit_cursor_) c = std::min(c, ni);
+    for (auto& [_, c] : victim_cursor_) c = std::min(c, ni);
+  }
+  std::unordered_map<std::string, std::string> unservable_;  // memo: action, queue, priority, requests → why
+  std::vector<int32_t> min_victim_priority_;                 // by queue: lowest priority holding a victim
   EvictionPlan out_;
 };
 

@@ -163,7 +163,7 @@ TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   EXPECT_THAT(p.jobs[0].reason,
               ::testing::MatchesRegex("task ns/b-. fits no node even with reclaim victims"));
   EXPECT_FALSE(p.jobs[1].served);
-  EXPECT_EQ(p.jobs[1].reason, "task ns/b-0 fits no node even with preemption victims");
+  EXPECT_EQ(p.jobs[1].reason, "no lower-priority job in queue qb to preempt");
 }
 
 TEST(ReclaimTest, AGangVictimIsEvictedWholeAndItsOtherNodesServeTheNextTask) {
@@ -192,7 +192,7 @@ TEST(ReclaimTest, NonReclaimableQueuesAndGangsThatCannotGoWholeAreSkipped) {
   EvictionPlan p = w.Plan();
   EXPECT_THAT(Victims(p), IsEmpty());
   ASSERT_EQ(p.jobs.size(), 2u);
-  EXPECT_EQ(p.jobs[0].reason, "task ns/b-0 fits no node even with reclaim victims");
+  EXPECT_EQ(p.jobs[0].reason, "no reclaimable queue above its deserved share");
 }
 
 TEST(ReclaimTest, PreemptInsideAQueueEvictsLowerPriorityJobsOnly) {
