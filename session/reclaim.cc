@@ -30,6 +30,7 @@ struct QState {
   double share = 0;
   bool reclaimable = true;
   bool closed = false;
+  bool receiving = false;  // reclaimed for in this plan: never a donor in the same plan
 };
 
 struct Victim {
@@ -89,6 +90,7 @@ class Planner {
           if (Serve(starving[k], need, /*preempt=*/false)) {
             served[k] = true;
             q.allocated.Add(sum);
+            q.receiving = true;
           }
         }
       }
@@ -216,7 +218,7 @@ class Planner {
     if (v.evicted || v.job == static_cast<size_t>(&starving - jobs_.data())) return false;
     const JState& vj = jobs_[v.job];
     if (preempt) return vj.queue == starving.queue && vj.job->priority() < starving.job->priority();
-    return vj.queue != starving.queue && queues_[vj.queue].reclaimable;
+    return vj.queue != starving.queue && queues_[vj.queue].reclaimable && !queues_[vj.queue].receiving;
   }
 
   // Sorted on first use (most nodes and jobs are never looked at for victims).
@@ -255,7 +257,7 @@ class Planner {
   bool AnyDonor(const JState& j, bool preempt) const {
     if (preempt) return min_victim_priority_[j.queue] < j.job->priority();
     for (size_t q = 0; q < queues_.size(); ++q) {
-      if (q != j.queue && queues_[q].reclaimable &&
+      if (q != j.queue && queues_[q].reclaimable && !queues_[q].receiving &&
           fair::AtOrAboveDeserved(queues_[q].allocated, queues_[q].deserved))
         return true;
     }

@@ -14,9 +14,10 @@
 //   reclaim (between queues): queues by Allocate's share (lowest first), skipping queues
 //     whose share (with the jobs served so far) reached 1; jobs by priority, creation time,
 //     uid (a served job may take its queue past its share: gangs are indivisible, and the
-//     victims' side keeps every other queue at its share, so this cannot oscillate). Victims: Running/Bound
-//     tasks of other, `reclaimable` queues, and only while the victim's queue keeps its share (max over
-//     dimensions of allocated / deserved) >= 1.
+//     victims' side keeps every other queue at its share, so this cannot oscillate).
+//     Victims: Running/Bound tasks of other, `reclaimable` queues not reclaimed for earlier in
+//     the same plan, and only while the victim's queue keeps its share (max over dimensions
+//     of allocated / deserved) >= 1.
 //   preempt (within a queue): then every still-starving job may evict Running/Bound tasks of
 //     lower-priority jobs of its own queue.
 //   both: a needed task first takes a node whose future idle (idle + releasing − pipelined,

@@ -146,6 +146,27 @@ TEST(ReclaimTest, NeverEvictsFromAQueueThatWouldFallBelowItsDeservedShare) {
   for (const auto& e : p.evictions) EXPECT_EQ(e.queue, "qa");
 }
 
+// Regression (found by the run's invariant checker on the Philly pool): a queue reclaimed for
+// earlier in the same plan counted its incoming job as allocated and was then taken from for
+// another queue, below its share once the incoming job is discounted.
+TEST(ReclaimTest, AQueueReclaimedForIsNotADonorInTheSamePlan) {
+  World w;
+  w.Node("n1", "11");
+  w.Queue("qx");
+  w.Queue("qy");
+  w.Queue("qz");
+  // Deserved (11 cpu, equal weights, requests qx 5, qy 3, qz 8): qx 4, qy 3, qz 4.
+  w.Running("x", 1, "qx", {"n1"}, 100);
+  w.Running("y", 1, "qy", {"n1", "n1"}, 100);
+  w.Running("z", 1, "qz", {"n1", "n1", "n1", "n1", "n1", "n1", "n1", "n1"}, 100);
+  w.Waiting("x2", 4, 4, "qx", 200);  // qx, share 0.25, goes first: qz gives 4
+  w.Waiting("y2", 1, 1, "qy", 200);  // qy, share 0.67: qz is at its share, qx is receiving
+  EvictionPlan p = w.Plan();
+  EXPECT_THAT(Victims(p), ElementsAre("ns/z-7", "ns/z-6", "ns/z-5", "ns/z-4"));
+  for (const auto& e : p.evictions) EXPECT_EQ(e.for_job, "ns/x2");
+  EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p).ok());
+}
+
 TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   World w;
   w.Node("n1");
@@ -417,7 +438,7 @@ TEST(ReclaimTest, CheckEvictionPlanFlagsABrokenGangAndADrainedQueue) {
 TEST(ReclaimTest, RandomizedInvariants) {
   std::mt19937_64 rng(13);
   int plans_with_evictions = 0;
-  for (int round = 0; round < 150; ++round) {
+  for (int round = 0; round < 300; ++round) {
     World w;
     w.Priority("p0", 0);
     w.Priority("p1", 10);
@@ -429,7 +450,7 @@ TEST(ReclaimTest, RandomizedInvariants) {
       w.Node(fmt::format("n{}", i), "8");
       free_cpu.push_back(8);
     }
-    const int queues = pick(2, 4);
+    const int queues = pick(2, 5);
     for (int q = 0; q < queues; ++q) w.Queue(fmt::format("q{}", q), pick(1, 3), pick(0, 5) != 0);
     int job = 0;
     // Running jobs fill the nodes.
