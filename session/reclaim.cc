@@ -67,6 +67,7 @@ class Planner {
   EvictionPlan Run(EvictOptions e) {
     Open();
     std::vector<size_t> starving = Starving();
+    CollectVictims(e, starving);
     std::vector<bool> served(starving.size(), false);
     if (e.reclaim) {
       std::vector<size_t> qorder(queues_.size());
@@ -150,12 +151,40 @@ class Planner {
       JState j;
       j.job = &job;
       j.queue = q->second;
-      const int32_t b = bound.count(id) ? bound.at(id) : 0;
+      int32_t b = 0;
+      if (!bound.empty()) {
+        if (auto it = bound.find(id); it != bound.end()) b = it->second;
+      }
       j.ready = job.ReadyTaskNum() + b;
       j.allocated = b;
-      const size_t ji = jobs_.size();
-      for (const auto& [uid, t] : job.tasks()) {
-        if (IsAllocatedStatus(t.status)) ++j.allocated;
+      for (TaskStatus st :
+           {TaskStatus::kAllocated, TaskStatus::kBinding, TaskStatus::kBound, TaskStatus::kRunning})
+        j.allocated += static_cast<int32_t>(job.CountWithStatus(st));
+      jobs_.push_back(std::move(j));
+    }
+  }
+
+  // The evictable (Running/Bound) tasks of the jobs that could ever give some up in this
+  // plan: those of queues that may donate to reclaim (reclaimable, at or above their share:
+  // a queue's allocated only shrinks here), and those with a lower priority than a starving
+  // job of their queue (preempt). Collecting only these keeps Open cheap on large clusters.
+  void CollectVictims(EvictOptions e, const std::vector<size_t>& starving) {
+    std::vector<int32_t> max_starving_priority(queues_.size(), INT32_MIN);
+    if (e.preempt) {
+      for (size_t k : starving) {
+        const JState& j = jobs_[k];
+        max_starving_priority[j.queue] = std::max(max_starving_priority[j.queue], j.job->priority());
+      }
+    }
+    std::vector<bool> donor(queues_.size(), false);
+    for (size_t q = 0; q < queues_.size(); ++q) {
+      donor[q] = e.reclaim && queues_[q].reclaimable &&
+                 fair::AtOrAboveDeserved(queues_[q].allocated, queues_[q].deserved);
+    }
+    for (size_t ji = 0; ji < jobs_.size(); ++ji) {
+      JState& j = jobs_[ji];
+      if (!donor[j.queue] && j.job->priority() >= max_starving_priority[j.queue]) continue;
+      for (const auto& [uid, t] : j.job->tasks()) {
         if ((t.status != TaskStatus::kRunning && t.status != TaskStatus::kBound) || t.node_name.empty())
           continue;
         auto n = node_index_.find(t.node_name);
@@ -163,7 +192,6 @@ class Planner {
         j.victims.push_back(victims_.size());
         victims_.push_back({&t, ji, n->second, WithoutPods(t.resreq)});
       }
-      jobs_.push_back(std::move(j));
     }
     min_victim_priority_.assign(queues_.size(), INT32_MAX);
     for (size_t v = 0; v < victims_.size(); ++v) {
@@ -182,7 +210,7 @@ class Planner {
       if (o_.require_inqueue && job.IsPending()) continue;
       if (queues_[j.queue].closed) continue;
       if (job.ValidTaskNum() < job.min_available()) continue;
-      const int32_t pipelined = pipelined_.count(job.uid()) ? pipelined_.at(job.uid()) : 0;
+      const int32_t pipelined = Pipelined(job.uid());
       if (j.ready + pipelined >= job.min_available()) continue;
       out.push_back(i);
     }
@@ -198,7 +226,7 @@ class Planner {
   }
 
   std::vector<const TaskInfo*> Needed(const JState& j) const {
-    const int32_t pipelined = pipelined_.count(j.job->uid()) ? pipelined_.at(j.job->uid()) : 0;
+    const int32_t pipelined = Pipelined(j.job->uid());
     int32_t want = j.job->min_available() - j.ready - pipelined;
     std::vector<const TaskInfo*> need;
     for (const TaskInfo* t : fair::SchedulablePending(*j.job)) {
@@ -250,6 +278,32 @@ class Planner {
       j.sorted = true;
     }
     return j.victims;
+  }
+
+  int32_t Pipelined(const JobId& id) const {
+    if (pipelined_.empty()) return 0;
+    auto it = pipelined_.find(id);
+    return it == pipelined_.end() ? 0 : it->second;
+  }
+
+  // Memo and cursor keys: raw bytes, no number formatting (this runs per starving task).
+  static void AppendRaw(std::string* key, const Resource& r) {
+    auto put = [key](int64_t v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    put(r.milli_cpu());
+    put(r.memory());
+    for (const auto* x = r.scalars_begin(); x != r.scalars_end(); ++x) {
+      if (x->id == ResourceNames::kPods) continue;
+      put(x->id);
+      put(x->value);
+    }
+    key->push_back('|');
+  }
+  static std::string ShapeKey(bool preempt, size_t queue, int32_t priority, const Resource* req) {
+    std::string key(1, preempt ? 'p' : 'r');
+    key.append(reinterpret_cast<const char*>(&queue), sizeof(queue));
+    key.append(reinterpret_cast<const char*>(&priority), sizeof(priority));
+    if (req != nullptr) AppendRaw(&key, *req);
+    return key;
   }
 
   // Whether any job could give up tasks for `j`: for reclaim another reclaimable queue at or
@@ -354,8 +408,8 @@ class Planner {
       plain = plain && spec.node_selector.empty() && spec.tolerations.empty();
     }
     if (plain) {
-      memo_key = fmt::format("{} {} {}", preempt ? 'p' : 'r', j.queue, j.job->priority());
-      for (const TaskInfo* t : need) memo_key += " " + WithoutPods(t->resreq).ToString();
+      memo_key = ShapeKey(preempt, j.queue, j.job->priority(), nullptr);
+      for (const TaskInfo* t : need) AppendRaw(&memo_key, t->resreq);
       if (auto it = unservable_.find(memo_key); it != unservable_.end()) {
         Outcome(j, false, 0, it->second);
         return false;
@@ -374,7 +428,9 @@ class Planner {
       // A node that fits as it is (first by name), else the one needing the fewest victims.
       // Future idle only shrinks between evictions, so the scan for a request resumes where
       // the last one for the same request found no room before (evictions rewind it).
-      size_t& cursor = fit_cursor_[req.ToString()];
+      std::string req_key;
+      AppendRaw(&req_key, req);
+      size_t& cursor = fit_cursor_[req_key];
       for (size_t ni = cursor; ni < nodes_.size(); ++ni) {
         if (!req.LessEqual(nodes_[ni].future, DimensionDefault::kZero)) {
           if (ni == cursor) ++cursor;
@@ -389,8 +445,7 @@ class Planner {
       // where none do stay so until something is released on them (evictions rewind the
       // cursor), so the scan for the same starving queue, priority, action and request
       // resumes after them.
-      size_t& victim_cursor = victim_cursor_[fmt::format("{} {} {} {}", preempt ? 'p' : 'r', j.queue,
-                                                         j.job->priority(), req.ToString())];
+      size_t& victim_cursor = victim_cursor_[ShapeKey(preempt, j.queue, j.job->priority(), &req)];
       size_t compared = 0;
       for (size_t ni = victim_cursor; best == nodes_.size() || !best_victims.empty(); ++ni) {
         if (ni == nodes_.size() || best_victims.size() == 1 || compared == kVictimNodesToCompare) break;
