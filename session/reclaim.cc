@@ -133,9 +133,10 @@ class Planner {
       auto job = snap_.jobs().find(p.job);
       auto node = node_index_.find(p.node);
       if (job == snap_.jobs().end() || node == node_index_.end()) continue;
-      if (const TaskInfo* t = job->second->FindTask(p.task_uid))
-        nodes_[node->second].future.SubUnchecked(WithoutPods(t->resreq));
-      placed_.insert(p.task_uid);
+      const TaskInfo* t = job->second->FindTask(p.task_uid);
+      if (t == nullptr) continue;
+      nodes_[node->second].future.SubUnchecked(WithoutPods(t->resreq));
+      placed_.insert(t);
       if (p.pipelined) {
         ++pipelined_[p.job];
       } else {
@@ -231,7 +232,7 @@ class Planner {
     std::vector<const TaskInfo*> need;
     for (const TaskInfo* t : fair::SchedulablePending(*j.job)) {
       if (want <= 0) break;
-      if (placed_.count(t->uid())) continue;
+      if (!placed_.empty() && placed_.count(t)) continue;
       need.push_back(t);
       --want;
     }
@@ -522,7 +523,7 @@ class Planner {
   std::unordered_map<std::string, size_t> node_index_;
   std::vector<JState> jobs_;
   std::vector<Victim> victims_;
-  std::unordered_set<std::string> placed_;  // task uids placed by the plan
+  std::unordered_set<const TaskInfo*> placed_;  // tasks placed by the plan (the snapshot's)
   std::unordered_map<JobId, int32_t> pipelined_;
   // Request → the first node a fit scan for it may find room on (see Serve).
   std::unordered_map<std::string, size_t> fit_cursor_;
