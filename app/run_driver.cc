@@ -65,6 +65,7 @@ struct FairnessAcc {
   std::map<std::string, Burst> bursts;
   std::vector<double> convergence;
   std::map<std::string, uint64_t> evicted, evicted_for;
+  std::map<std::string, std::vector<QueueReport::SharePoint>> series;
   std::vector<std::string> check_errors;  // the first 5
   size_t session = 0;
 
@@ -107,6 +108,7 @@ struct FairnessAcc {
     for (const QueueOutcome& q : queues) {
       const double d = static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
       const double held = static_cast<double>(GpuMilli(q.allocated)) / 1000.0;
+      if (session % kShareSeriesPeriod == 0) series[q.name].push_back({session, d, held});
       const bool waiting = GpuMilli(q.request) > GpuMilli(q.allocated);
       Burst& b = bursts[q.name];
       if (b.open && (held >= 0.95 * d || !waiting)) {
@@ -360,6 +362,7 @@ RunReport SimRun::Run() {
     if (q.deserved_gpus > 0) q.share_error = q.allocated_gpus / q.deserved_gpus - 1;
     q.evicted = fair.evicted[name];
     q.evicted_for = fair.evicted_for[name];
+    q.share_series = std::move(fair.series[name]);
     q.weight_fraction = weights > 0 ? q.weight / weights : 0;
     q.gpu_fraction = gpu_seconds > 0 ? q.gpu_seconds / gpu_seconds : 0;
     report.queues.push_back(q);
@@ -416,6 +419,13 @@ std::string RunReport::ToJson() const {
                   {"share_error", q.share_error},
                   {"evicted", q.evicted},
                   {"evicted_for", q.evicted_for},
+                  {"share_series",
+                   [&] {
+                     auto a = nlohmann::ordered_json::array();
+                     for (const auto& p : q.share_series)
+                       a.push_back({p.session, p.deserved_gpus, p.held_gpus});
+                     return a;
+                   }()},
                   {"jobs", q.jobs},
                   {"finished", q.finished}});
   }

@@ -64,6 +64,13 @@ struct QueueReport {
   double share_error = 0;    // allocated_gpus / deserved_gpus − 1 (0 when never contended)
   uint64_t evicted = 0;      // its tasks evicted by reclaim/preempt
   uint64_t evicted_for = 0;  // evictions made for its jobs
+  // Deserved against held GPUs over time: one point per `kShareSeriesPeriod` sessions
+  // (session index, deserved, held; the session's plan). JSON report only.
+  struct SharePoint {
+    size_t session = 0;
+    double deserved_gpus = 0, held_gpus = 0;
+  };
+  std::vector<SharePoint> share_series;
   size_t jobs = 0, finished = 0;
 };
 
@@ -83,6 +90,8 @@ struct FairnessReport {
   size_t bursts = 0, unconverged = 0;
   Percentiles convergence_periods;  // schedule periods from a burst to convergence
 };
+
+inline constexpr size_t kShareSeriesPeriod = 60;
 
 struct RunReport {
   std::string workload;

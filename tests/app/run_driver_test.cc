@@ -126,6 +126,13 @@ TEST(SimRunTest, SharedPoolReclaimMakesSharesFollowWeightsWithoutBreakingGangs) 
   EXPECT_LE(on.fairness.convergence_periods.p50, 3.0) << on.ToText();
   EXPECT_GT(off.fairness.convergence_periods.p50, on.fairness.convergence_periods.p50) << off.ToText();
   EXPECT_THAT(on.ToText(), ::testing::HasSubstr("fairness (enqueue on, reclaim on, preempt on)"));
+  // Deserved against held over time: a point a minute (10 minutes of 1 s sessions).
+  for (const auto& q : on.queues) {
+    if (q.contended_sessions == 0) continue;
+    ASSERT_FALSE(q.share_series.empty()) << q.name;
+    EXPECT_LE(q.share_series.size(), 10u) << q.name;
+    EXPECT_EQ(q.share_series.front().session % kShareSeriesPeriod, 0u);
+  }
 }
 
 TEST(SimRunTest, SameSeedSameRun) {
