@@ -37,8 +37,9 @@ void DaemonWiring::ObserveSnapshot(const CycleStats& cycle) {
 
 void DaemonWiring::ObserveSession(const CycleStats& cycle) {
   if (!cache_metrics_) return;
-  cache_metrics_->ObserveSession(SessionSample{cycle.total_ms / 1e3, cycle.open_ms / 1e3, cycle.placements,
-                                               cycle.binds, cycle.jobs_unschedulable});
+  cache_metrics_->ObserveSession(SessionSample{
+      cycle.total_ms / 1e3, cycle.open_ms / 1e3, cycle.placements, cycle.binds, cycle.jobs_unschedulable,
+      cycle.enqueued, cycle.pipelined, cycle.evictions_reclaim, cycle.evictions_preempt});
 }
 
 void DaemonWiring::Stop() {

@@ -11,6 +11,7 @@
 
 #include "api/mutex.h"
 #include "session/allocate.h"
+#include "session/reclaim.h"
 
 namespace volcache::app {
 
@@ -51,6 +52,90 @@ int64_t GpuMilli(const Resource& r) {
 nlohmann::ordered_json PercentilesJson(const Percentiles& p) {
   return {{"count", p.count}, {"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"max", p.max}};
 }
+
+// Fairness figures, session by session (see FairnessReport).
+struct FairnessAcc {
+  FairnessReport totals;
+  double jain_sum = 0;
+  struct Burst {
+    bool open = false;
+    size_t start = 0;
+    double last_deserved = 0;
+  };
+  std::map<std::string, Burst> bursts;
+  std::vector<double> convergence;
+  std::map<std::string, uint64_t> evicted, evicted_for;
+  std::map<std::string, std::vector<QueueReport::SharePoint>> series;
+  std::vector<std::string> check_errors;  // the first 5
+  size_t session = 0;
+
+  void Session(const CycleStats& st, const std::vector<QueueOutcome>& queues, const EvictionPlan& ev,
+               int64_t total_gpu_milli) {
+    ++session;
+    totals.enqueued += static_cast<uint64_t>(st.enqueued);
+    totals.pipelined += static_cast<uint64_t>(st.pipelined);
+    totals.evictions_reclaim += static_cast<uint64_t>(st.evictions_reclaim);
+    totals.evictions_preempt += static_cast<uint64_t>(st.evictions_preempt);
+    totals.eviction_refusals += static_cast<uint64_t>(st.eviction_refusals);
+    if (!st.eviction_check_error.empty() && check_errors.size() < 5)
+      check_errors.push_back(st.eviction_check_error);
+    std::map<JobId, std::string> queue_of;
+    for (const StarvingOutcome& j : ev.jobs) queue_of[j.job] = j.queue;
+    if (st.eviction_check_error.empty()) {
+      for (const Eviction& e : ev.evictions) {
+        ++evicted[e.queue];
+        ++evicted_for[queue_of[e.for_job]];
+      }
+    }
+    int64_t demand = 0;
+    for (const QueueOutcome& q : queues) demand += GpuMilli(q.request);
+    if (demand > total_gpu_milli && total_gpu_milli > 0) {
+      double sum = 0, sq = 0;
+      size_t n = 0;
+      for (const QueueOutcome& q : queues) {
+        const double d = static_cast<double>(GpuMilli(q.deserved));
+        if (d <= 0) continue;
+        const double x = static_cast<double>(GpuMilli(q.allocated)) / d;
+        sum += x;
+        sq += x * x;
+        ++n;
+      }
+      if (n > 0 && sq > 0) {
+        jain_sum += sum * sum / (static_cast<double>(n) * sq);
+        ++totals.contended_sessions;
+      }
+    }
+    for (const QueueOutcome& q : queues) {
+      const double d = static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
+      const double held = static_cast<double>(GpuMilli(q.allocated)) / 1000.0;
+      if (session % kShareSeriesPeriod == 0) series[q.name].push_back({session, d, held});
+      const bool waiting = GpuMilli(q.request) > GpuMilli(q.allocated);
+      Burst& b = bursts[q.name];
+      if (b.open && (held >= 0.95 * d || !waiting)) {
+        convergence.push_back(static_cast<double>(session - b.start));
+        b.open = false;
+      }
+      if (!b.open && d - b.last_deserved >= std::max(1.0, 0.05 * b.last_deserved) && held < 0.95 * d &&
+          waiting) {
+        b.open = true;
+        b.start = session;
+        ++totals.bursts;
+      }
+      b.last_deserved = d;
+    }
+  }
+
+  FairnessReport Report(const SchedulerOptions& o) {
+    FairnessReport r = totals;
+    r.enqueue = o.enqueue;
+    r.reclaim = o.reclaim;
+    r.preempt = o.preempt;
+    r.jain_index = r.contended_sessions > 0 ? jain_sum / static_cast<double>(r.contended_sessions) : 0;
+    for (const auto& [name, b] : bursts) r.unconverged += b.open ? 1 : 0;
+    r.convergence_periods = Summarize(convergence);
+    return r;
+  }
+};
 
 }  // namespace
 
@@ -124,6 +209,7 @@ RunReport SimRun::Run() {
     size_t sessions = 0;
   };
   std::map<std::string, QueueAcc> queue_acc;  // contended sessions only
+  FairnessAcc fair;
   CycleStats last{};
   bool marked = false;
 
@@ -162,7 +248,9 @@ RunReport SimRun::Run() {
     if (now >= next_cycle) {
       last = s.scheduler->RunOnce();
       s.runtime->RunDueWorkInline();
-      for (const QueueOutcome& q : s.scheduler->last_queues()) {
+      const std::vector<QueueOutcome> outcomes = s.scheduler->last_queues();
+      fair.Session(last, outcomes, s.scheduler->last_evictions(), GpuMilli(total));
+      for (const QueueOutcome& q : outcomes) {
         if (GpuMilli(q.request) <= GpuMilli(q.allocated)) continue;  // nothing left waiting
         auto& acc = queue_acc[q.name];
         acc.deserved += static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
@@ -271,10 +359,17 @@ RunReport SimRun::Run() {
       q.deserved_gpus = a->second.deserved / static_cast<double>(a->second.sessions);
       q.allocated_gpus = a->second.held / static_cast<double>(a->second.sessions);
     }
+    if (q.deserved_gpus > 0) q.share_error = q.allocated_gpus / q.deserved_gpus - 1;
+    q.evicted = fair.evicted[name];
+    q.evicted_for = fair.evicted_for[name];
+    q.share_series = std::move(fair.series[name]);
     q.weight_fraction = weights > 0 ? q.weight / weights : 0;
     q.gpu_fraction = gpu_seconds > 0 ? q.gpu_seconds / gpu_seconds : 0;
     report.queues.push_back(q);
   }
+
+  report.fairness = fair.Report(o.scheduler);
+  for (const std::string& e : fair.check_errors) report.errors.push_back("evictions: " + e);
 
   // Errors.
   {
@@ -321,10 +416,33 @@ std::string RunReport::ToJson() const {
                   {"contended_sessions", q.contended_sessions},
                   {"deserved_gpus", q.deserved_gpus},
                   {"allocated_gpus", q.allocated_gpus},
+                  {"share_error", q.share_error},
+                  {"evicted", q.evicted},
+                  {"evicted_for", q.evicted_for},
+                  {"share_series",
+                   [&] {
+                     auto a = nlohmann::ordered_json::array();
+                     for (const auto& p : q.share_series)
+                       a.push_back({p.session, p.deserved_gpus, p.held_gpus});
+                     return a;
+                   }()},
                   {"jobs", q.jobs},
                   {"finished", q.finished}});
   }
   j["queues"] = qs;
+  j["fairness"] = {{"enqueue", fairness.enqueue},
+                   {"reclaim", fairness.reclaim},
+                   {"preempt", fairness.preempt},
+                   {"enqueued", fairness.enqueued},
+                   {"pipelined", fairness.pipelined},
+                   {"evictions_reclaim", fairness.evictions_reclaim},
+                   {"evictions_preempt", fairness.evictions_preempt},
+                   {"eviction_refusals", fairness.eviction_refusals},
+                   {"contended_sessions", fairness.contended_sessions},
+                   {"jain_index", fairness.jain_index},
+                   {"bursts", fairness.bursts},
+                   {"unconverged", fairness.unconverged},
+                   {"convergence_periods", PercentilesJson(fairness.convergence_periods)}};
   j["cluster"] = {{"binds", sim.binds},
                   {"bind_faults", sim.bind_faults},
                   {"bind_conflicts", sim.bind_conflicts},
@@ -360,6 +478,24 @@ std::string RunReport::ToText() const {
           "{:7.1f}  jobs {}/{} finished",
           q.name, q.weight, 100 * q.weight_fraction, 100 * q.gpu_fraction, q.contended_sessions,
           q.deserved_gpus, q.allocated_gpus, q.finished, q.jobs));
+    }
+  }
+  const FairnessReport& f = fairness;
+  if (f.enqueue || f.reclaim || f.preempt) {
+    line(
+        fmt::format("fairness (enqueue {}, reclaim {}, preempt {}): {} enqueued, {} pipelined, evictions {} "
+                    "reclaim + {} preempt ({} refused)",
+                    f.enqueue ? "on" : "off", f.reclaim ? "on" : "off", f.preempt ? "on" : "off", f.enqueued,
+                    f.pipelined, f.evictions_reclaim, f.evictions_preempt, f.eviction_refusals));
+    line(
+        fmt::format("  contended {} sessions: Jain's index of held/deserved {:.3f}; {} bursts, converged in "
+                    "p50 {:.0f} / p95 {:.0f} / max {:.0f} periods, {} unconverged at the end",
+                    f.contended_sessions, f.jain_index, f.bursts, f.convergence_periods.p50,
+                    f.convergence_periods.p95, f.convergence_periods.max, f.unconverged));
+    for (const auto& q : queues) {
+      if (q.contended_sessions == 0 && q.evicted == 0 && q.evicted_for == 0) continue;
+      line(fmt::format("  {:<16} held/deserved {:+6.1f}%  evicted {:>5}  evicted for it {:>5}", q.name,
+                       100 * q.share_error, q.evicted, q.evicted_for));
     }
   }
   if (sim.bind_faults + sim.bind_conflicts + sim.events_dropped > 0) {

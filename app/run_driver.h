@@ -61,8 +61,37 @@ struct QueueReport {
   size_t contended_sessions = 0;
   double deserved_gpus = 0;
   double allocated_gpus = 0;
+  double share_error = 0;    // allocated_gpus / deserved_gpus − 1 (0 when never contended)
+  uint64_t evicted = 0;      // its tasks evicted by reclaim/preempt
+  uint64_t evicted_for = 0;  // evictions made for its jobs
+  // Deserved against held GPUs over time: one point per `kShareSeriesPeriod` sessions
+  // (session index, deserved, held; the session's plan). JSON report only.
+  struct SharePoint {
+    size_t session = 0;
+    double deserved_gpus = 0, held_gpus = 0;
+  };
+  std::vector<SharePoint> share_series;
   size_t jobs = 0, finished = 0;
 };
+
+// Fairness under contention (SchedulerOptions enqueue/reclaim/preempt; `volcache run
+// --shared-pool`). A session is contended when the queues' GPU requests exceed the cluster's
+// GPUs; Jain's index is over the queues with GPU demand, of held / deserved (deserved is
+// weight-proportional, capped by demand: a queue at 1 holds exactly its weighted share),
+// averaged over the contended sessions. A burst: a queue's deserved GPUs grow by at least
+// 5 % (and a GPU) from one session to the next while it holds less than 95 % of it; it has
+// converged at the first session where it holds >= 95 % of its deserved GPUs, or has no
+// GPU demand left waiting.
+struct FairnessReport {
+  bool enqueue = false, reclaim = false, preempt = false;
+  uint64_t enqueued = 0, pipelined = 0, evictions_reclaim = 0, evictions_preempt = 0, eviction_refusals = 0;
+  size_t contended_sessions = 0;
+  double jain_index = 0;
+  size_t bursts = 0, unconverged = 0;
+  Percentiles convergence_periods;  // schedule periods from a burst to convergence
+};
+
+inline constexpr size_t kShareSeriesPeriod = 60;
 
 struct RunReport {
   std::string workload;
@@ -80,6 +109,7 @@ struct RunReport {
   Percentiles snapshot_ms;  // session open
   Percentiles session_ms;   // whole cycle
   std::vector<QueueReport> queues;
+  FairnessReport fairness;
   sim::SimStats sim;
   std::vector<std::string> errors;  // refused events, invariant violations, cache ≠ cluster
 

@@ -38,6 +38,8 @@ struct RunFlags {
   std::string report = "text";
   std::string score{ScoreStrategyName(run.scheduler.session.score)};
   bool quiet = false;
+  bool shared_pool = false;
+  bool no_reclaim = false;
   BindFlowFlags bind_flow;
 };
 
@@ -72,6 +74,13 @@ int Run(RunFlags& f) {
   f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
   f.run.scheduler.session.score =
       f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+  if (f.shared_pool) {  // fairness through the session: enqueue, reclaim, preempt, pipelining
+    f.run.trace.shared_pool = true;
+    f.run.scheduler.enqueue = f.run.scheduler.preempt = true;
+    f.run.scheduler.reclaim = !f.no_reclaim;
+    f.run.scheduler.session.pipeline = true;
+    f.run.scheduler.check_evictions = true;
+  }
   spdlog::info("volcache run: workload {}, score {}, schedule period {}", f.run.workload,
                ScoreStrategyName(f.run.scheduler.session.score), f.period);
   if (!f.quiet) {
@@ -83,7 +92,7 @@ int Run(RunFlags& f) {
   app::SimRun* self = nullptr;
   // After every session: its snapshot time to the metrics, and SIGINT/SIGTERM → stop.
   f.run.on_cycle = [&](const CycleStats& c) {
-    if (wiring) wiring->ObserveSnapshot(c);
+    if (wiring) wiring->ObserveSession(c);
     if (g_stop.load() && self != nullptr) self->RequestStop();
   };
   app::SimRun run(f.run);
@@ -168,6 +177,11 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--scheduler-name", f->run.trace.scheduler_name, "pods' schedulerName")
       ->capture_default_str();
   AddBindFlowFlags(sub, &f->bind_flow);
+  sub.add_flag("--shared-pool", f->shared_pool,
+               "philly: every queue shares all nodes (weights from the VC sizes, no capability); the session "
+               "enqueues, reclaims, preempts and pipelines");
+  sub.add_flag("--no-reclaim", f->no_reclaim,
+               "with --shared-pool: no reclaim between queues (for comparison)");
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   AddConfigFlag(sub);

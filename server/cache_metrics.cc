@@ -81,6 +81,10 @@ struct CacheMetrics::Impl {
   prometheus::Family<prometheus::Histogram>* queue_wait = nullptr;
   prometheus::Counter* sessions = nullptr;
   prometheus::Gauge* session_unschedulable = nullptr;
+  prometheus::Counter* session_enqueued = nullptr;
+  prometheus::Counter* session_pipelined = nullptr;
+  prometheus::Counter* session_evictions_reclaim = nullptr;
+  prometheus::Counter* session_evictions_preempt = nullptr;
 
   Mutex collect_mu;  // guards the snapshot (one scrape at a time anyway)
   std::unique_ptr<ClusterInfo> snapshot GUARDED_BY(collect_mu);  // refreshed incrementally
@@ -108,6 +112,17 @@ void CacheMetrics::Impl::Register() {
   session_unschedulable =
       &r.AddGauge("volcache_session_jobs_unschedulable", "Jobs the last session tried and left not ready.")
            .Add({});
+  session_enqueued = &r.AddCounter("volcache_session_jobs_enqueued_total",
+                                   "PodGroups the sessions moved Pending to Inqueue.")
+                          .Add({});
+  session_pipelined = &r.AddCounter("volcache_session_tasks_pipelined_total",
+                                    "Placements the sessions reserved on releasing resources (not bound).")
+                           .Add({});
+  auto& evictions =
+      r.AddCounter("volcache_session_evictions_total",
+                   "Evictions the sessions made through the cache, by action (reclaim, preempt).");
+  session_evictions_reclaim = &evictions.Add({{"action", "reclaim"}});
+  session_evictions_preempt = &evictions.Add({{"action", "preempt"}});
   bind_latency = &r.AddHistogram("volcache_bind_latency_seconds",
                                  "Latency of one bind batch, from pre-bind start to its outcomes handled.")
                       .Add({}, metrics::ExponentialBuckets(0.001, 2, 15));
@@ -339,6 +354,10 @@ void CacheMetrics::ObserveSession(const SessionSample& sample) {
   m.session_binds->Observe(static_cast<double>(sample.binds_requested));
   m.session_unschedulable->Set(static_cast<double>(sample.jobs_unschedulable));
   m.sessions->Increment();
+  m.session_enqueued->Increment(static_cast<double>(sample.jobs_enqueued));
+  m.session_pipelined->Increment(static_cast<double>(sample.tasks_pipelined));
+  m.session_evictions_reclaim->Increment(static_cast<double>(sample.evictions_reclaim));
+  m.session_evictions_preempt->Increment(static_cast<double>(sample.evictions_preempt));
 }
 
 }  // namespace volcache

@@ -45,6 +45,11 @@ struct SessionSample {
   int64_t tasks_placed = 0;     // placements in the session's plan
   int64_t binds_requested = 0;  // placements handed to the bind flow
   int64_t jobs_unschedulable = 0;
+  // Fairness actions (session/enqueue.h, session/reclaim.h): zero when they are off.
+  int64_t jobs_enqueued = 0;
+  int64_t tasks_pipelined = 0;
+  int64_t evictions_reclaim = 0;
+  int64_t evictions_preempt = 0;
 };
 
 struct CacheMetricsOptions {

@@ -117,13 +117,14 @@ struct NodeSlot {
   const NodeInfo* info = nullptr;
   Resource allocatable;  // without pods
   Resource avail;        // idle minus this session's placements, without pods
+  Resource future;       // future idle minus this session's placements (pipelined too)
   bool limit_pods = false;
   int64_t pods_free = 0;
 };
 
 // Appends to `reasons` why `task` cannot go to `node` (kube-scheduler wording); empty when
 // it fits. Checks stop at the first failing predicate, like kube-scheduler's filters.
-void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n,
+void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, const Resource& avail,
                std::vector<std::string>* reasons) {
   const k8s::Node* node = n.info->node().get();
   const k8s::PodSpec& spec = task.pod().spec;
@@ -152,8 +153,8 @@ void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n,
     reasons->emplace_back("Too many pods");
     return;
   }
-  if (!req.LessEqual(n.avail, DimensionDefault::kZero)) {
-    const std::string dims = req.InsufficientDimensions(n.avail);
+  if (!req.LessEqual(avail, DimensionDefault::kZero)) {
+    const std::string dims = req.InsufficientDimensions(avail);
     if (dims.empty()) {
       reasons->emplace_back("Insufficient resources");
       return;
@@ -203,6 +204,8 @@ struct JobSlot {
   size_t next = 0;                       // first pending task not placed
   int32_t ready_base = 0;                // tasks already counted ready at open
   int32_t committed = 0;
+  int32_t pipelined = 0;
+  bool gated = false;  // Pending PodGroup under require_inqueue: not tried
   bool tried = false;
   bool closed = false;  // no more visits this session
   std::string reason;
@@ -301,6 +304,7 @@ class Allocator {
       n.info = info.get();
       n.allocatable = WithoutPods(info->allocatable());
       n.avail = WithoutPods(info->idle());
+      n.future = WithoutPods(info->FutureIdle());
       n.limit_pods = info->allocatable().Has(kPodsId);
       n.pods_free = info->idle().Get(kPodsId);
       nodes_.push_back(std::move(n));
@@ -352,6 +356,7 @@ class Allocator {
       js.job = &job;
       js.queue = &q;
       js.ready_base = job.ReadyTaskNum();
+      js.gated = o_.require_inqueue && job.IsPending();
       js.reqs.reserve(pending.size());
       for (const TaskInfo* t : pending) {
         js.reqs.push_back(WithoutPods(t->resreq));
@@ -393,7 +398,7 @@ class Allocator {
     const k8s::PodSpec& spec = task.pod().spec;
     std::string shape;
     if (spec.node_selector.empty() && spec.tolerations.empty()) {
-      shape = req.ToString();
+      shape = pipeline_pass_ ? "pipeline " + req.ToString() : req.ToString();
       if (auto it = unplaceable_.find(shape); it != unplaceable_.end()) {
         *failure = it->second;
         return nullptr;
@@ -411,7 +416,7 @@ class Allocator {
     for (; scanned < total && feasible < want; ++scanned) {
       NodeSlot& n = nodes_[(start + scanned) % total];
       const size_t before = reasons.size();
-      CheckNode(task, req, n, &reasons);
+      CheckNode(task, req, n, pipeline_pass_ ? n.future : n.avail, &reasons);
       if (reasons.size() != before) continue;
       ++feasible;
       const int64_t s = ScoreNode(n, req, o_, scalar_weights_);
@@ -444,6 +449,7 @@ class Allocator {
     struct Tentative {
       size_t index;
       NodeSlot* node;
+      bool pipelined;
     };
     std::vector<Tentative> tentative;
     const size_t start = j.next;
@@ -458,29 +464,49 @@ class Allocator {
         break;
       }
       NodeSlot* n = PickNode(t, req, &failure);
+      bool pipelined = false;
+      if (n == nullptr && o_.pipeline) {  // onto resources being released
+        std::string unused;
+        pipeline_pass_ = true;
+        n = PickNode(t, req, &unused);
+        pipeline_pass_ = false;
+        pipelined = n != nullptr;
+      }
       if (n == nullptr) {
         j.fit_errors[t.uid()] = failure;
         break;
       }
-      n->avail.SubUnchecked(req);
+      failure.clear();
+      if (!pipelined) n->avail.SubUnchecked(req);
+      n->future.SubUnchecked(req);
       --n->pods_free;
       q.allocated.Add(req);
-      tentative.push_back({j.next, n});
+      tentative.push_back({j.next, n, pipelined});
       ++j.next;
       if (j.ready_base + j.committed + static_cast<int32_t>(tentative.size()) >= job.min_available()) {
+        int32_t bound = 0;
+        for (const Tentative& x : tentative) bound += x.pipelined ? 0 : 1;
+        // Ready without the pipelined tasks: bind the rest; otherwise reserve the whole visit.
+        const bool ready = j.ready_base + j.committed + bound >= job.min_available();
         for (const Tentative& x : tentative) {
           const TaskInfo& pt = *j.pending[x.index];
-          plan_.placements.push_back({job.uid(), pt.uid(), pt.key(), x.node->info->name()});
+          plan_.placements.push_back(
+              {job.uid(), pt.uid(), pt.key(), x.node->info->name(), x.pipelined || !ready});
         }
-        j.committed += static_cast<int32_t>(tentative.size());
+        const int32_t reserved =
+            ready ? static_cast<int32_t>(tentative.size()) - bound : static_cast<int32_t>(tentative.size());
+        j.committed += static_cast<int32_t>(tentative.size()) - reserved;
+        j.pipelined += reserved;
+        plan_.pipelined += reserved;
         tentative.clear();
-        requeue = j.next < j.pending.size();
+        requeue = reserved == 0 && j.next < j.pending.size();
         break;
       }
     }
     if (!tentative.empty()) {  // the gang is not satisfied: undo this visit
       for (const Tentative& x : tentative) {
-        x.node->avail.Add(j.reqs[x.index]);
+        if (!x.pipelined) x.node->avail.Add(j.reqs[x.index]);
+        x.node->future.Add(j.reqs[x.index]);
         ++x.node->pods_free;
         q.allocated.SubUnchecked(j.reqs[x.index]);
       }
@@ -502,6 +528,12 @@ class Allocator {
     for (JobSlot& j : jobs_) {
       if (j.queue->closed) {
         j.reason = fmt::format("queue {} is closed", j.queue->name);
+        j.closed = true;
+        continue;
+      }
+      if (j.gated) {
+        j.reason =
+            "pod group is Pending: not enqueued (queue's deserved share and overcommitted idle reached)";
         j.closed = true;
         continue;
       }
@@ -540,8 +572,9 @@ class Allocator {
       out.queue = j.queue->name;
       out.pending = static_cast<int32_t>(j.pending.size());
       out.placed = j.committed;
+      out.pipelined = j.pipelined;
       out.ready = j.Ready();
-      const int32_t left = out.pending - out.placed;
+      const int32_t left = out.pending - out.placed - out.pipelined;
       if (left > 0) {
         const std::string why = j.reason.empty() ? "not tried" : j.reason;
         out.reason = out.ready ? fmt::format("{}/{} pending tasks not placed: {}", left, out.pending, why)
@@ -576,6 +609,7 @@ class Allocator {
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
   std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
   size_t next_start_ = 0;                                     // where the next sampled node search begins
+  bool pipeline_pass_ = false;                                // PickNode checks future idle instead of idle
 
   size_t FeasibleNodesToFind() const {
     const size_t total = nodes_.size();
@@ -635,6 +669,14 @@ std::vector<Resource> WaterFill(const Resource& total, const std::vector<int32_t
 
 AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options) {
   return Allocator(snapshot, options).Run();
+}
+
+std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node) {
+  NodeSlot n;
+  n.info = &node;
+  std::vector<std::string> reasons;
+  CheckNode(task, Resource(), n, n.avail, &reasons);
+  return reasons.empty() ? "" : reasons.front();
 }
 
 }  // namespace volcache

@@ -43,7 +43,9 @@
 
 #include "api/cluster_info.h"
 #include "api/job_info.h"
+#include "api/node_info.h"
 #include "api/resource.h"
+#include "api/task_info.h"
 
 namespace volcache {
 
@@ -65,6 +67,16 @@ struct SessionOptions {
   // stopped. With at most min_feasible_nodes nodes every node is scored, in name order.
   int percentage_of_nodes_to_find = 0;
   size_t min_feasible_nodes = 100;
+  // Pipelining (Volcano's Pipeline): a task that fits no node's idle but fits a node's
+  // future idle (idle + releasing − pipelined, minus this session's placements) is placed
+  // there as *pipelined*: reserved for this session, not bound. A job whose gang is complete
+  // only with pipelined tasks binds nothing; a job ready without them binds the others.
+  bool pipeline = false;
+  // Enqueue gating: only jobs whose PodGroup is past Pending (Inqueue, Running, ...) are
+  // tried; Pending ones still count in their queue's request (session/enqueue.h).
+  bool require_inqueue = false;
+  // Volcano's overcommit plugin factor for Enqueue (session/enqueue.h).
+  double overcommit_factor = 1.2;
 };
 
 // One task placed on one node (committed: its job's gang is satisfied).
@@ -73,15 +85,17 @@ struct Placement {
   std::string task_uid;
   std::string task_key;  // "namespace/name", what CacheRuntime::Bind takes
   std::string node;
+  bool pipelined = false;  // reserved on releasing resources (or gang completed by such): not bound
 };
 
 // Every job with at least one schedulable pending task gets one.
 struct JobOutcome {
   JobId job;
   std::string queue;
-  int32_t pending = 0;  // schedulable pending tasks at session open
-  int32_t placed = 0;   // committed placements
-  bool ready = false;   // gang satisfied at the end of the session
+  int32_t pending = 0;    // schedulable pending tasks at session open
+  int32_t placed = 0;     // committed placements
+  int32_t pipelined = 0;  // placements reserved, not bound (SessionOptions::pipeline)
+  bool ready = false;     // gang satisfied at the end of the session
   // Why tasks stayed pending ("" when all were placed), e.g.
   // "3/3 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient cpu."
   std::string reason;
@@ -105,9 +119,14 @@ struct AllocationPlan {
   std::vector<JobOutcome> jobs;       // sorted by job uid
   std::vector<QueueOutcome> queues;   // sorted by name; queues holding jobs only
   int64_t discarded = 0;              // tentative placements thrown away (gangs that failed)
+  int64_t pipelined = 0;              // placements reserved on releasing resources, not bound
 };
 
 AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options = {});
+
+// The first non-resource predicate (unschedulable, node selector, taints) that keeps `task`
+// off `node`, in the fit-error wording; "" when none does. Reclaim and preempt use it.
+std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node);
 
 // The deserved water-filling on its own (exposed for tests and reports): per dimension,
 // `total` is shared in proportion to `weights`, no queue getting more than its `caps` entry

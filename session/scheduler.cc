@@ -12,6 +12,7 @@
 
 #include "api/queue_info.h"
 #include "api/task_status.h"
+#include "session/enqueue.h"
 
 namespace volcache {
 
@@ -37,7 +38,9 @@ std::string NextPodGroupPhase(const JobInfo& job) {
 }
 
 Scheduler::Scheduler(CacheRuntime* runtime, SchedulerOptions options)
-    : runtime_(runtime), options_(std::move(options)) {}
+    : runtime_(runtime), options_(std::move(options)) {
+  if (options_.enqueue) options_.session.require_inqueue = true;
+}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -62,12 +65,58 @@ CycleStats Scheduler::RunOnceLocked() {
   ClusterInfo& snap = *snapshot_;
   st.open_ms = MsSince(t);
 
+  // ---- enqueue (Pending → Inqueue), in the snapshot; close writes the phase
+  std::unordered_set<JobId> enqueued_now;
+  if (options_.enqueue) {
+    t = std::chrono::steady_clock::now();
+    auto set_inqueue = [&](const JobId& id) {
+      JobInfo* job = snap.MutableJob(id);
+      if (job == nullptr || !job->pod_group()) return;
+      auto pg = std::make_shared<k8s::PodGroup>(*job->pod_group());
+      pg->status.phase = "Inqueue";
+      if (!job->SetPodGroup(std::move(pg), options_.session.default_queue).ok()) return;
+    };
+    for (auto it = enqueued_.begin(); it != enqueued_.end();) {
+      auto job = snap.jobs().find(*it);
+      if (job == snap.jobs().end() || !job->second->IsPending()) {
+        it = enqueued_.erase(it);  // gone, or the cache has its phase now
+        continue;
+      }
+      set_inqueue(*it);
+      ++it;
+    }
+    EnqueueResult admitted = Enqueue(snap, options_.session);
+    for (const JobId& id : admitted.enqueued) {
+      set_inqueue(id);
+      enqueued_.insert(id);
+      enqueued_now.insert(id);
+    }
+    st.enqueued = static_cast<int64_t>(admitted.enqueued.size());
+    st.enqueue_ms = MsSince(t);
+  }
+
   // ---- allocate
   t = std::chrono::steady_clock::now();
   AllocationPlan plan = Allocate(snap, options_.session);
   st.allocate_ms = MsSince(t);
   st.placements = static_cast<int64_t>(plan.placements.size());
   st.discarded = plan.discarded;
+  st.pipelined = plan.pipelined;
+
+  // ---- reclaim / preempt: plan victims on the same snapshot (evicted after the commit)
+  EvictionPlan evictions;
+  if (options_.reclaim || options_.preempt) {
+    t = std::chrono::steady_clock::now();
+    evictions = PlanEvictions(snap, plan, options_.session, EvictOptions{options_.reclaim, options_.preempt});
+    if (options_.check_evictions) {
+      if (Status c = CheckEvictionPlan(snap, plan, evictions, options_.session); !c.ok()) {
+        st.eviction_check_error = c.message();
+        spdlog::error("session: {}", c.message());
+        evictions.evictions.clear();
+      }
+    }
+    st.evict_ms = MsSince(t);
+  }
 
   // ---- commit
   t = std::chrono::steady_clock::now();
@@ -78,6 +127,7 @@ CycleStats Scheduler::RunOnceLocked() {
   bound.reserve(plan.placements.size());
   const int64_t limit = options_.max_binds_per_cycle;
   for (const Placement& p : plan.placements) {
+    if (p.pipelined) continue;  // reserved until the releasing resources are free
     if (refused.count(p.job) > 0) {
       ++st.placements_dropped;
       continue;
@@ -102,6 +152,20 @@ CycleStats Scheduler::RunOnceLocked() {
   // Binding starts now, not at the next bind tick (the status writes below take a while).
   if (st.binds > 0) runtime_->FlushBinds();
   st.commit_ms = MsSince(t);
+
+  // ---- evict: each victim through the cache (Releasing) and the evictor
+  t = std::chrono::steady_clock::now();
+  for (const Eviction& e : evictions.evictions) {
+    Status s = runtime_->Evict(e.task_key, e.reason);
+    if (s.ok()) {
+      ++st.evictions;
+      ++(e.preempt ? st.evictions_preempt : st.evictions_reclaim);
+    } else {
+      ++st.eviction_refusals;
+      spdlog::warn("session: evict {} for job {} refused: {}", e.task_key, e.for_job, s.ToString());
+    }
+  }
+  st.evict_ms += MsSince(t);
 
   // ---- close: the snapshot becomes the session's view of the outcome (the next
   // UpdateSnapshot discards these edits).
@@ -130,7 +194,8 @@ CycleStats Scheduler::RunOnceLocked() {
   for (const JobInfo* job : jobs) {
     if (!job->pod_group()) continue;
     const std::string phase = NextPodGroupPhase(*job);
-    const bool was_tried = tried.count(job->uid()) > 0 && deferred.count(job->uid()) == 0;
+    const bool was_tried = (tried.count(job->uid()) > 0 && deferred.count(job->uid()) == 0) ||
+                           enqueued_now.count(job->uid()) > 0;
     if (was_tried || phase != job->pod_group_phase()) runtime_->UpdateJobStatus(*job, phase);
     if (was_tried && !job->IsReady()) {
       runtime_->RecordJobStatusEvent(*job);
@@ -154,6 +219,7 @@ CycleStats Scheduler::RunOnceLocked() {
   st.close_ms = MsSince(t);
 
   last_plan_ = std::move(plan);
+  last_evictions_ = std::move(evictions);
   st.total_ms = MsSince(cycle_start);
   last_stats_ = st;
   if (observer_) observer_(st);
@@ -212,6 +278,11 @@ CycleStats Scheduler::last_stats() const {
 AllocationPlan Scheduler::last_plan() const {
   MutexLock lock(&mu_);
   return last_plan_;
+}
+
+EvictionPlan Scheduler::last_evictions() const {
+  MutexLock lock(&mu_);
+  return last_evictions_;
 }
 
 std::vector<QueueOutcome> Scheduler::last_queues() const {

@@ -25,12 +25,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "api/cluster_info.h"
 #include "api/job_info.h"
 #include "api/mutex.h"
 #include "cache/runtime.h"
 #include "session/allocate.h"
+#include "session/reclaim.h"
 #include "workers/clock.h"
 
 namespace volcache {
@@ -48,6 +50,17 @@ struct SchedulerOptions {
   // tick, on its own timer thread, makes room; with inline execution the runtime flushes
   // the channel on the caller instead.)
   int64_t max_binds_per_cycle = 0;
+  // Fairness under contention (docs/SESSION.md "Enqueue, reclaim, preempt"): `enqueue` runs
+  // the enqueue action first and makes Allocate try Inqueue jobs only (it sets
+  // session.require_inqueue); `reclaim`/`preempt` plan victims after Allocate
+  // (session/reclaim.h) and evict them through CacheRuntime::Evict. Pipelining onto the
+  // releasing resources is session.pipeline.
+  bool enqueue = false;
+  bool reclaim = false;
+  bool preempt = false;
+  // Checks every eviction plan with CheckEvictionPlan before evicting (the simulator's
+  // invariant checker); a violating plan is not executed and is reported in the stats.
+  bool check_evictions = false;
 };
 
 struct CycleStats {
@@ -55,8 +68,10 @@ struct CycleStats {
   double total_ms = 0;  // the whole cycle
   double open_ms = 0;   // snapshot refresh
   double allocate_ms = 0;
-  double commit_ms = 0;    // Bind calls
-  double close_ms = 0;     // status writes and events
+  double commit_ms = 0;  // Bind calls
+  double close_ms = 0;   // status writes and events
+  double enqueue_ms = 0;
+  double evict_ms = 0;     // victim planning and Evict calls
   int64_t placements = 0;  // planned
   int64_t binds = 0;       // accepted by the runtime
   int64_t bind_refusals = 0;
@@ -65,6 +80,13 @@ struct CycleStats {
   int64_t discarded = 0;            // tentative placements of failed gangs
   int64_t jobs_scheduled = 0;       // got at least one bind this cycle
   int64_t jobs_unschedulable = 0;   // tried and left not ready
+  int64_t enqueued = 0;             // PodGroups moved Pending → Inqueue
+  int64_t pipelined = 0;            // placements reserved on releasing resources (not bound)
+  int64_t evictions = 0;            // accepted by CacheRuntime::Evict (reclaim + preempt)
+  int64_t evictions_reclaim = 0;
+  int64_t evictions_preempt = 0;
+  int64_t eviction_refusals = 0;     // refused by the cache (task changed since the snapshot)
+  std::string eviction_check_error;  // CheckEvictionPlan's message when the plan broke an invariant
 };
 
 // The PodGroup phase after a session, from the session's view of the job (bound tasks
@@ -103,6 +125,8 @@ class Scheduler {
   AllocationPlan last_plan() const EXCLUDES(mu_);
   // Its queue outcomes only (a per-cycle reader need not copy every job's outcome).
   std::vector<QueueOutcome> last_queues() const EXCLUDES(mu_);
+  // The last cycle's eviction plan (empty without reclaim/preempt).
+  EvictionPlan last_evictions() const EXCLUDES(mu_);
 
  private:
   // Shared with the timer callbacks, so a callback that fires during or after Stop() finds
@@ -124,6 +148,9 @@ class Scheduler {
   std::unique_ptr<ClusterInfo> snapshot_ GUARDED_BY(mu_);
   std::function<void(const CycleStats&)> observer_ GUARDED_BY(mu_);
   AllocationPlan last_plan_ GUARDED_BY(mu_);
+  EvictionPlan last_evictions_ GUARDED_BY(mu_);
+  // Jobs this scheduler enqueued whose Inqueue phase may not be back from the API server yet.
+  std::unordered_set<JobId> enqueued_ GUARDED_BY(mu_);
   CycleStats last_stats_ GUARDED_BY(mu_);
   uint64_t cycles_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<Clock> clock_ GUARDED_BY(mu_);

@@ -223,7 +223,10 @@ Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& 
     for (int i = 0; i < nodes; ++i) {
       w.nodes.push_back(MakeNode(fmt::format("philly-{:04d}", node_index++), 96000, 768 * kGiB, 8, "philly"));
     }
-    w.queues.push_back(MakeQueue("vc-" + vc, nodes, {{"nvidia.com/gpu", Int(int64_t{nodes} * 8)}}));
+    // Shared pool: the weight stays the VC's size, the capability goes (only fairness limits it).
+    k8s::ResourceList capability;
+    if (!o.shared_pool) capability = {{"nvidia.com/gpu", Int(int64_t{nodes} * 8)}};
+    w.queues.push_back(MakeQueue("vc-" + vc, nodes, std::move(capability)));
   }
   const std::string jobs_path = dir + "/philly-pollux-derived/philly_jobs.csv";
   int64_t t_min = INT64_MAX;

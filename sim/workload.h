@@ -53,6 +53,9 @@ struct TraceOptions {
   // Philly: each virtual cluster keeps ceil(nodes × cluster_scale) nodes (at least 1), and its
   // queue's capability and weight follow.
   double cluster_scale = 1;
+  // Philly: every virtual cluster's queue shares the whole pool of nodes (no capability; the
+  // weight, its node count, is all that divides the GPUs).
+  bool shared_pool = false;
   std::string scheduler_name = "volcano";
 };
 

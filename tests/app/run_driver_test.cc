@@ -93,6 +93,48 @@ TEST(SimRunTest, ContendedQueuesHoldTheirWeightedShare) {
   EXPECT_GE(contended, 3) << r.ToText();
 }
 
+// Issue 13: the Philly VCs on one shared pool, the session enqueuing, reclaiming, preempting
+// and pipelining, every eviction plan checked (CheckEvictionPlan: gangs kept at minAvailable
+// or evicted whole, no queue reclaimed below its share). Reclaim evicts through the cache and
+// buys fairness: Jain's index of held/deserved and the convergence after bursts, against the
+// same run without reclaim.
+TEST(SimRunTest, SharedPoolReclaimMakesSharesFollowWeightsWithoutBreakingGangs) {
+  setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
+  auto shared = [](bool reclaim) {
+    RunOptions o = PhillySlice(1500);
+    o.trace.arrival_scale = 60;
+    o.trace.shared_pool = true;
+    o.duration = 10min;
+    o.scheduler.enqueue = o.scheduler.preempt = true;
+    o.scheduler.reclaim = reclaim;
+    o.scheduler.session.pipeline = true;
+    o.scheduler.check_evictions = true;
+    SimRun run(o);
+    EXPECT_TRUE(run.Load().ok());
+    return run.Run();
+  };
+  const RunReport on = shared(true);
+  const RunReport off = shared(false);
+  ASSERT_TRUE(on.errors.empty()) << on.ToText();  // no rejected plan, cache invariants hold
+  ASSERT_TRUE(off.errors.empty()) << off.ToText();
+  EXPECT_GT(on.fairness.evictions_reclaim, 100u);
+  EXPECT_EQ(on.fairness.evictions_reclaim + on.fairness.evictions_preempt, on.evictions);  // all executed
+  EXPECT_EQ(off.fairness.evictions_reclaim, 0u);
+  EXPECT_GT(on.fairness.enqueued, 1000u);
+  EXPECT_GE(on.fairness.jain_index, 0.95) << on.ToText();
+  EXPECT_LT(off.fairness.jain_index, on.fairness.jain_index) << off.ToText();
+  EXPECT_LE(on.fairness.convergence_periods.p50, 3.0) << on.ToText();
+  EXPECT_GT(off.fairness.convergence_periods.p50, on.fairness.convergence_periods.p50) << off.ToText();
+  EXPECT_THAT(on.ToText(), ::testing::HasSubstr("fairness (enqueue on, reclaim on, preempt on)"));
+  // Deserved against held over time: a point a minute (10 minutes of 1 s sessions).
+  for (const auto& q : on.queues) {
+    if (q.contended_sessions == 0) continue;
+    ASSERT_FALSE(q.share_series.empty()) << q.name;
+    EXPECT_LE(q.share_series.size(), 10u) << q.name;
+    EXPECT_EQ(q.share_series.front().session % kShareSeriesPeriod, 0u);
+  }
+}
+
 TEST(SimRunTest, SameSeedSameRun) {
   setenv("VOLCACHE_DATA_DIR", volcache::testing::SharedDataDir().c_str(), 1);
   auto once = [] {

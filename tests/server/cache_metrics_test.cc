@@ -242,6 +242,18 @@ TEST(CacheMetricsTest, SessionSamplesFeedTheSessionMetricsAndTheSnapshotDuration
   EXPECT_EQ(Sample(text, "volcache_session_tasks_placed_sum"), 16);
   EXPECT_EQ(Sample(text, "volcache_session_binds_requested_sum"), 8);
   EXPECT_EQ(Sample(text, "volcache_session_jobs_unschedulable"), 1);  // the last session's
+  EXPECT_EQ(Sample(text, "volcache_session_evictions_total{action=\"reclaim\"}"), 0);
+}
+
+TEST(CacheMetricsTest, SessionFairnessCountersAddUpAcrossSessions) {
+  Rig r;
+  r.cm->ObserveSession(SessionSample{0.1, 0.001, 2, 0, 1, 3, 2, 4, 1});
+  r.cm->ObserveSession(SessionSample{0.1, 0.001, 2, 2, 0, 1, 0, 2, 0});
+  const std::string text = r.Scrape();
+  EXPECT_EQ(Sample(text, "volcache_session_jobs_enqueued_total"), 4);
+  EXPECT_EQ(Sample(text, "volcache_session_tasks_pipelined_total"), 2);
+  EXPECT_EQ(Sample(text, "volcache_session_evictions_total{action=\"reclaim\"}"), 6);
+  EXPECT_EQ(Sample(text, "volcache_session_evictions_total{action=\"preempt\"}"), 1);
 }
 
 TEST(CacheMetricsTest, SnapshotAndQueueWaitHistograms) {
