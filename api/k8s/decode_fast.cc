@@ -14,7 +14,9 @@
 //    annotation and resource maps are resolved the same way (last wins, sorted by key).
 //  - null is "absent", as the reference's Find() treats it.
 //  - The kind must be known before spec/status (and a List's kind before its items): an
-//    object whose kind/apiVersion follows them is not handled.
+//    object whose kind/apiVersion follows them is not handled. When it is known before
+//    metadata (as API servers write it), the object is built in place from there on, and a
+//    later apiVersion that changes the kind is not handled either.
 
 #include "api/k8s/decode_fast.h"
 
@@ -957,10 +959,12 @@ bool IsNode(std::string_view kind, std::string_view api_version) {
 // `api_version` start as the defaults a List gives its items. Any other kind is not handled.
 bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object* out) {
   Seen seen;
-  ObjectMeta meta;  // read before the kind may be known; moved into the object at the end
+  ObjectMeta meta;             // read before the kind is known; moved into the object at the end
+  bool meta_in_place = false;  // or read straight into the object
   Pod* pod = nullptr;
   Node* node = nullptr;
-  bool committed = false;  // spec or status read: the kind is fixed
+  bool committed = false;          // spec or status read: the kind is fixed
+  bool committed_by_meta = false;  // fixed by metadata, read in place (kind known before it)
   auto commit = [&] {
     if (committed) return true;
     if (IsPod(kind, api_version)) {
@@ -974,18 +978,30 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
     return true;
   };
   // kind and apiVersion: a string; null or "" keeps the default.
+  // After spec/status it is not handled; after metadata read in place, only if it keeps the
+  // kind the object was given.
   auto read_name = [&](std::string* out) {
-    if (committed) return false;
+    if (committed && !committed_by_meta) return false;
     if (r.Null()) return true;
     std::string_view v;
     if (!r.Value(&v)) return false;
     if (!v.empty()) out->assign(v);
-    return true;
+    return !committed || (pod != nullptr ? IsPod(kind, api_version) : IsNode(kind, api_version));
   };
   const bool ok = r.Obj([&](std::string_view k) {
     if (k == "kind") return seen.Add(0) && read_name(&kind);
     if (k == "apiVersion") return seen.Add(1) && read_name(&api_version);
-    if (k == "metadata") return seen.Add(2) && !r.Null() && ReadMeta(r, &meta);
+    if (k == "metadata") {
+      if (!seen.Add(2) || r.Null()) return false;
+      // API servers write kind and apiVersion first: the object is then read in place.
+      if (!committed && (IsPod(kind, api_version) || IsNode(kind, api_version))) {
+        if (!commit()) return false;
+        committed_by_meta = true;
+      }
+      if (!committed) return ReadMeta(r, &meta);
+      meta_in_place = true;
+      return ReadMeta(r, pod != nullptr ? &pod->metadata : &node->metadata);
+    }
     if (k == "spec") {
       if (!seen.Add(3) || !commit()) return false;
       if (r.Null()) return true;
@@ -998,13 +1014,11 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
     }
     return r.Skip();
   });
-  if (!ok || !seen.Has(2) || !commit() || meta.name.empty()) return false;
-  if (pod != nullptr) {
-    pod->metadata = std::move(meta);
-    if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
-  } else {
-    node->metadata = std::move(meta);
-  }
+  if (!ok || !seen.Has(2) || !commit()) return false;
+  ObjectMeta& m = pod != nullptr ? pod->metadata : node->metadata;
+  if (!meta_in_place) m = std::move(meta);
+  if (m.name.empty()) return false;
+  if (pod != nullptr && pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
   return true;
 }
 
@@ -1072,7 +1086,7 @@ bool FastDecodeList(std::string_view text, ObjectList* out) {
   });
 }
 
-bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
+bool FastDecodeWatchEvent(std::string_view text, WatchEventType* type, Object* object) {
   if (!Acceptable(text)) return false;
   return Guarded([&] {
     Reader r(text);
@@ -1083,11 +1097,11 @@ bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
         if (!seen.Add(0) || !r.Value(&v)) return false;
         // BOOKMARK and ERROR events are rare and decoded differently: left to the reference.
         if (v == "ADDED") {
-          out->type = WatchEventType::kAdded;
+          *type = WatchEventType::kAdded;
         } else if (v == "MODIFIED") {
-          out->type = WatchEventType::kModified;
+          *type = WatchEventType::kModified;
         } else if (v == "DELETED") {
-          out->type = WatchEventType::kDeleted;
+          *type = WatchEventType::kDeleted;
         } else {
           return false;
         }
@@ -1095,12 +1109,16 @@ bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
       }
       if (k == "object") {
         if (!seen.Add(1) || !seen.Has(0)) return false;
-        return ReadFastObject(r, "", "", &out->object.emplace());
+        return ReadFastObject(r, "", "", object);
       }
       return r.Skip();
     });
     return ok && seen.Has(1) && r.AtEnd();
   });
+}
+
+bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
+  return FastDecodeWatchEvent(text, &out->type, &out->object.emplace());
 }
 
 }  // namespace volcache::k8s

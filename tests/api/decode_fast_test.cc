@@ -126,6 +126,13 @@ std::vector<std::string> Corners() {
       R"({"metadata":{"name":"p"},"spec":{},"kind":"Pod","apiVersion":"v1"})",
       R"({"kind":"Pod","spec":{"nodeName":"x"},"metadata":{"name":"p"}})",
       R"({"kind":"Pod","apiVersion":"","metadata":{"name":"p"}})",
+      // Kind known before metadata: the object is read in place; a later apiVersion must keep it.
+      R"({"kind":"Pod","metadata":{"name":"p","labels":{"a":"b"}},"apiVersion":"v1","spec":{"nodeName":"x"}})",
+      R"({"kind":"Pod","metadata":{"name":"p"},"apiVersion":"apps/v1","spec":{"nodeName":"x"}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"apiVersion":null})",
+      R"({"kind":"Node","metadata":{"name":""},"apiVersion":"v1"})",
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"q"},"kind":"Node"}]})",
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"q"},"kind":"Pod","apiVersion":"v1"}]})",
       R"({"kind":"Pod","apiVersion":null,"metadata":{"name":"p"}})",
       R"({"kind":null,"apiVersion":"v1","metadata":{"name":"p"}})",
       R"({"kind":"Pod","apiVersion":"v2","metadata":{"name":"p"}})",
