@@ -67,7 +67,11 @@ class Seen {
 
 class Reader {
  public:
-  explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit Reader(std::string_view text)
+      : p_(text.data()),
+        end_(text.data() + text.size()),
+        key_buf_(Scratch().key),
+        value_buf_(Scratch().value) {}
 
   // Only whitespace left.
   bool AtEnd() {
@@ -508,8 +512,19 @@ class Reader {
   const char* p_;
   const char* const end_;
   int depth_ = 0;
-  std::string key_buf_;
-  std::string value_buf_;
+  // Where escaped strings are unescaped: kept per thread, so that a long escaped annotation
+  // (kubectl's last-applied configuration) does not grow a new buffer for every document.
+  // One Reader per thread at a time (the decode functions do not nest).
+  struct ScratchBuffers {
+    std::string key;
+    std::string value;
+  };
+  static ScratchBuffers& Scratch() {
+    thread_local ScratchBuffers buffers;
+    return buffers;
+  }
+  std::string& key_buf_;
+  std::string& value_buf_;
 };
 
 // ------------------------------------------------------------------------ member readers
