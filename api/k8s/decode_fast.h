@@ -11,11 +11,12 @@
 // decode exactly as the reference would: it returns false ("not handled", *out unspecified)
 // for any error, any other kind, duplicate members the reference would read, floats,
 // BOMs, very deep nesting and kind/apiVersion members after spec/status (or after a List's
-// items, or after metadata when they change the kind known before it). The public functions then run the
-// reference decoder, which produces the result or the exact error. So decode.h's answer never depends on
-// which path ran.
+// items, or after metadata when they change the kind known before it). The public functions
+// then run the reference decoder, which produces the result or the exact error. So decode.h's
+// answer never depends on which path ran.
 //
-// Thread-safety: stateless; safe for concurrent use. Nothing throws.
+// Thread-safety: safe for concurrent use (the only state is per-thread scratch space for
+// unescaping). Nothing throws.
 
 #include <string_view>
 
