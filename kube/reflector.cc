@@ -472,19 +472,23 @@ Status Reflector::HandleLine(std::string_view line, ApplyPipe<DecodedEvent>* pip
   // The hot path: an ADDED/MODIFIED/DELETED event of a valid object of our kind, decoded by
   // the streaming decoder. Everything else (bookmarks, errors, bad objects, bad lines) takes
   // the DOM path below, which decides exactly as before.
-  if (k8s::WatchEvent ev; FastKind() && k8s::FastDecodeWatchEvent(line, &ev) && ev.object &&
-                          k8s::KindOf(*ev.object) == info.kind) {
-    DecodedEvent d{std::make_shared<const k8s::Object>(std::move(*ev.object)),
-                   ev.type == k8s::WatchEventType::kDeleted,
-                   ev.type == k8s::WatchEventType::kAdded      ? "ADDED"
-                   : ev.type == k8s::WatchEventType::kModified ? "MODIFIED"
-                                                               : "DELETED"};
-    if (pipe != nullptr) {
-      pipe->Push(std::move(d));
-    } else {
-      ApplyDecoded(d);
+  if (FastKind()) {
+    // Decoded in place into the object the store will share: no Pod is moved, and none is
+    // destroyed on this thread.
+    auto obj = std::make_shared<k8s::Object>();
+    k8s::WatchEventType type = k8s::WatchEventType::kAdded;
+    if (k8s::FastDecodeWatchEvent(line, &type, obj.get()) && k8s::KindOf(*obj) == info.kind) {
+      DecodedEvent d{std::move(obj), type == k8s::WatchEventType::kDeleted,
+                     type == k8s::WatchEventType::kAdded      ? "ADDED"
+                     : type == k8s::WatchEventType::kModified ? "MODIFIED"
+                                                              : "DELETED"};
+      if (pipe != nullptr) {
+        pipe->Push(std::move(d));
+      } else {
+        ApplyDecoded(d);
+      }
+      return Status::Ok();
     }
-    return Status::Ok();
   }
   // Whatever comes next is decided here, after everything before it was applied.
   if (pipe != nullptr) pipe->Drain();

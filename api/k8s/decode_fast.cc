@@ -14,7 +14,9 @@
 //    annotation and resource maps are resolved the same way (last wins, sorted by key).
 //  - null is "absent", as the reference's Find() treats it.
 //  - The kind must be known before spec/status (and a List's kind before its items): an
-//    object whose kind/apiVersion follows them is not handled.
+//    object whose kind/apiVersion follows them is not handled. When it is known before
+//    metadata (as API servers write it), the object is built in place from there on, and a
+//    later apiVersion that changes the kind is not handled either.
 
 #include "api/k8s/decode_fast.h"
 
@@ -65,7 +67,11 @@ class Seen {
 
 class Reader {
  public:
-  explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit Reader(std::string_view text)
+      : p_(text.data()),
+        end_(text.data() + text.size()),
+        key_buf_(Scratch().key),
+        value_buf_(Scratch().value) {}
 
   // Only whitespace left.
   bool AtEnd() {
@@ -74,7 +80,7 @@ class Reader {
   }
 
   // The first byte of the next value ('\0' at the end of input).
-  char Peek() {
+  [[gnu::always_inline]] char Peek() {
     SkipWs();
     return p_ < end_ ? *p_ : '\0';
   }
@@ -210,9 +216,13 @@ class Reader {
   }
 
  private:
-  void SkipWs() {
-    // API servers write no whitespace between tokens: test for that first.
+  // Called before every token: API servers write no whitespace between tokens, so the test
+  // for that is inlined and the loop is not.
+  [[gnu::always_inline]] void SkipWs() {
     if (p_<end_&& static_cast<uint8_t>(*p_)> ' ') return;
+    SkipWsLoop();
+  }
+  [[gnu::noinline]] void SkipWsLoop() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
@@ -227,28 +237,41 @@ class Reader {
   // fails on the end of input, a control character or ill-formed UTF-8 (as nlohmann does:
   // the well-formed sequences of Unicode table 3-7).
   bool ScanPlain() {
+    // On a local pointer: p_ is a member the compiler must otherwise store on every step.
+    const char* p = p_;
+    const char* const end = end_;
+    const bool ok = ScanPlainFrom(p, end);
+    p_ = p;
+    return ok;
+  }
+
+  static bool ScanPlainFrom(const char*& p, const char* const end) {
     while (true) {
+      bool special = false;
 #if defined(__SSE2__)
       // 16 bytes at a time up to the first '"', '\\', control or non-ASCII byte (the signed
       // compare catches both: bytes >= 0x80 are negative).
       const __m128i quote = _mm_set1_epi8('"');
       const __m128i backslash = _mm_set1_epi8('\\');
       const __m128i space = _mm_set1_epi8(' ');
-      while (end_ - p_ >= 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-        const __m128i special = _mm_or_si128(
+      while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i hits = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
-        const int mask = _mm_movemask_epi8(special);
+        const int mask = _mm_movemask_epi8(hits);
         if (mask != 0) {
-          p_ += __builtin_ctz(static_cast<unsigned>(mask));
+          p += __builtin_ctz(static_cast<unsigned>(mask));
+          special = true;
           break;
         }
-        p_ += 16;
+        p += 16;
       }
 #endif
-      while (p_ < end_ && kPlainTable[static_cast<uint8_t>(*p_)]) ++p_;
-      if (p_ == end_) return false;
-      const auto c = static_cast<uint8_t>(*p_);
+      if (!special) {
+        while (p < end && kPlainTable[static_cast<uint8_t>(*p)]) ++p;
+        if (p == end) return false;
+      }
+      const auto c = static_cast<uint8_t>(*p);
       if (c == '"' || c == '\\') return true;
       if (c < 0x80) return false;  // control character
       uint8_t lo = 0x80, hi = 0xBF;
@@ -274,10 +297,10 @@ class Reader {
       } else {
         return false;
       }
-      if (end_ - p_ <= tail) return false;
-      ++p_;
-      for (int i = 0; i < tail; ++i, ++p_) {
-        const auto b = static_cast<uint8_t>(*p_);
+      if (end - p <= tail) return false;
+      ++p;
+      for (int i = 0; i < tail; ++i, ++p) {
+        const auto b = static_cast<uint8_t>(*p);
         if (b < lo || b > hi) return false;
         lo = 0x80;  // only the first continuation byte has a narrower range
         hi = 0xBF;
@@ -306,52 +329,56 @@ class Reader {
     return true;
   }
 
-  // One escape sequence at p_ (a backslash), appended to buf unescaped.
-  bool Escape(std::string* buf) {
+  // One escape sequence at p_ (a backslash), checked as nlohmann checks it (a \u high
+  // surrogate must be followed by a \u low one; a lone low surrogate is an error): *cp is
+  // the code point it stands for.
+  bool EscapeCodePoint(uint32_t* cp) {
     ++p_;
     if (p_ == end_) return false;
     const char c = *p_++;
     switch (c) {
       case '"':
-        buf->push_back('"');
-        return true;
       case '\\':
-        buf->push_back('\\');
-        return true;
       case '/':
-        buf->push_back('/');
+        *cp = static_cast<uint8_t>(c);
         return true;
       case 'b':
-        buf->push_back('\b');
+        *cp = '\b';
         return true;
       case 'f':
-        buf->push_back('\f');
+        *cp = '\f';
         return true;
       case 'n':
-        buf->push_back('\n');
+        *cp = '\n';
         return true;
       case 'r':
-        buf->push_back('\r');
+        *cp = '\r';
         return true;
       case 't':
-        buf->push_back('\t');
+        *cp = '\t';
         return true;
       case 'u':
         break;
       default:
         return false;
     }
-    uint32_t cp = 0;
-    if (!Hex4(&cp)) return false;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
+    if (!Hex4(cp)) return false;
+    if (*cp >= 0xD800 && *cp <= 0xDBFF) {
       uint32_t low = 0;
       if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
       p_ += 2;
       if (!Hex4(&low) || low < 0xDC00 || low > 0xDFFF) return false;
-      cp = ((cp - 0xD800) << 10) + (low - 0xDC00) + 0x10000;
-    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      *cp = ((*cp - 0xD800) << 10) + (low - 0xDC00) + 0x10000;
+    } else if (*cp >= 0xDC00 && *cp <= 0xDFFF) {
       return false;
     }
+    return true;
+  }
+
+  // One escape sequence at p_ (a backslash), appended to buf unescaped (UTF-8).
+  bool Escape(std::string* buf) {
+    uint32_t cp = 0;
+    if (!EscapeCodePoint(&cp)) return false;
     if (cp < 0x80) {
       buf->push_back(static_cast<char>(cp));
     } else if (cp < 0x800) {
@@ -400,11 +427,27 @@ class Reader {
     return true;
   }
 
-  bool SkipValue(int depth) {
-    std::string_view ignored;
+  // A string, checked as Str checks it but not unescaped (nothing is kept).
+  bool SkipString() {
+    SkipWs();
+    if (p_ == end_ || *p_ != '"') return false;
+    ++p_;
+    while (true) {
+      if (!ScanPlain()) return false;
+      if (*p_ == '"') {
+        ++p_;
+        return true;
+      }
+      uint32_t cp = 0;
+      if (!EscapeCodePoint(&cp)) return false;
+    }
+  }
+
+  // One scalar value (string, literal, number), checked and discarded; false at a container.
+  bool SkipScalar() {
     switch (Peek()) {
       case '"':
-        return Str(&ignored, &skip_buf_);
+        return SkipString();
       case 't':
         return Literal("true");
       case 'f':
@@ -412,36 +455,76 @@ class Reader {
       case 'n':
         return Literal("null");
       case '{':
-      case '[': {
-        const char close = *p_ == '{' ? '}' : ']';
-        if (depth >= kMaxDepth) return false;
-        ++p_;
-        if (Peek() == close) {
-          ++p_;
-          return true;
-        }
-        while (true) {
-          if (close == '}' && (!Str(&ignored, &skip_buf_) || !Expect(':'))) return false;
-          if (!SkipValue(depth + 1)) return false;
-          const char c = Peek();
-          if (p_ == end_) return false;
-          ++p_;
-          if (c == ',') continue;
-          return c == close;
-        }
-      }
+      case '[':
+        return false;
       default:
         if (p_ == end_) return false;
         return SkipNumber();
     }
   }
 
+  // Any value, checked and discarded: the same grammar as the recursive readers accept
+  // (containers deeper than kMaxDepth, counting from `depth`, are not handled), walked in
+  // one loop with the open containers on a stack of bits instead of one call per value.
+  bool SkipValue(int depth) {
+    std::array<uint64_t, (kMaxDepth + 63) / 64> in_object{};  // bit i: container i is an object
+    int open = 0;
+    while (true) {
+      // A value is expected at p_.
+      const char c = Peek();
+      if (c == '{' || c == '[') {
+        if (depth + open >= kMaxDepth) return false;
+        const bool object = c == '{';
+        ++p_;
+        if (Peek() == (object ? '}' : ']')) {
+          ++p_;
+        } else {
+          const uint64_t bit = uint64_t{1} << (open % 64);
+          if (object) {
+            in_object[static_cast<size_t>(open / 64)] |= bit;
+          } else {
+            in_object[static_cast<size_t>(open / 64)] &= ~bit;
+          }
+          ++open;
+          if (object && (!SkipString() || !Expect(':'))) return false;
+          continue;
+        }
+      } else if (!SkipScalar()) {
+        return false;
+      }
+      // A value ended: close containers until one has a next element.
+      while (true) {
+        if (open == 0) return true;
+        const bool object = (in_object[static_cast<size_t>((open - 1) / 64)] >> ((open - 1) % 64) & 1) != 0;
+        const char d = Peek();
+        if (p_ == end_) return false;
+        ++p_;
+        if (d == ',') {
+          if (object && (!SkipString() || !Expect(':'))) return false;
+          break;
+        }
+        if (d != (object ? '}' : ']')) return false;
+        --open;
+      }
+    }
+  }
+
   const char* p_;
   const char* const end_;
   int depth_ = 0;
-  std::string key_buf_;
-  std::string value_buf_;
-  std::string skip_buf_;
+  // Where escaped strings are unescaped: kept per thread, so that a long escaped annotation
+  // (kubectl's last-applied configuration) does not grow a new buffer for every document.
+  // One Reader per thread at a time (the decode functions do not nest).
+  struct ScratchBuffers {
+    std::string key;
+    std::string value;
+  };
+  static ScratchBuffers& Scratch() {
+    thread_local ScratchBuffers buffers;
+    return buffers;
+  }
+  std::string& key_buf_;
+  std::string& value_buf_;
 };
 
 // ------------------------------------------------------------------------ member readers
@@ -891,10 +974,12 @@ bool IsNode(std::string_view kind, std::string_view api_version) {
 // `api_version` start as the defaults a List gives its items. Any other kind is not handled.
 bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object* out) {
   Seen seen;
-  ObjectMeta meta;  // read before the kind may be known; moved into the object at the end
+  ObjectMeta meta;             // read before the kind is known; moved into the object at the end
+  bool meta_in_place = false;  // or read straight into the object
   Pod* pod = nullptr;
   Node* node = nullptr;
-  bool committed = false;  // spec or status read: the kind is fixed
+  bool committed = false;          // spec or status read: the kind is fixed
+  bool committed_by_meta = false;  // fixed by metadata, read in place (kind known before it)
   auto commit = [&] {
     if (committed) return true;
     if (IsPod(kind, api_version)) {
@@ -908,18 +993,30 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
     return true;
   };
   // kind and apiVersion: a string; null or "" keeps the default.
+  // After spec/status it is not handled; after metadata read in place, only if it keeps the
+  // kind the object was given.
   auto read_name = [&](std::string* out) {
-    if (committed) return false;
+    if (committed && !committed_by_meta) return false;
     if (r.Null()) return true;
     std::string_view v;
     if (!r.Value(&v)) return false;
     if (!v.empty()) out->assign(v);
-    return true;
+    return !committed || (pod != nullptr ? IsPod(kind, api_version) : IsNode(kind, api_version));
   };
   const bool ok = r.Obj([&](std::string_view k) {
     if (k == "kind") return seen.Add(0) && read_name(&kind);
     if (k == "apiVersion") return seen.Add(1) && read_name(&api_version);
-    if (k == "metadata") return seen.Add(2) && !r.Null() && ReadMeta(r, &meta);
+    if (k == "metadata") {
+      if (!seen.Add(2) || r.Null()) return false;
+      // API servers write kind and apiVersion first: the object is then read in place.
+      if (!committed && (IsPod(kind, api_version) || IsNode(kind, api_version))) {
+        if (!commit()) return false;
+        committed_by_meta = true;
+      }
+      if (!committed) return ReadMeta(r, &meta);
+      meta_in_place = true;
+      return ReadMeta(r, pod != nullptr ? &pod->metadata : &node->metadata);
+    }
     if (k == "spec") {
       if (!seen.Add(3) || !commit()) return false;
       if (r.Null()) return true;
@@ -932,13 +1029,11 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
     }
     return r.Skip();
   });
-  if (!ok || !seen.Has(2) || !commit() || meta.name.empty()) return false;
-  if (pod != nullptr) {
-    pod->metadata = std::move(meta);
-    if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
-  } else {
-    node->metadata = std::move(meta);
-  }
+  if (!ok || !seen.Has(2) || !commit()) return false;
+  ObjectMeta& m = pod != nullptr ? pod->metadata : node->metadata;
+  if (!meta_in_place) m = std::move(meta);
+  if (m.name.empty()) return false;
+  if (pod != nullptr && pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
   return true;
 }
 
@@ -1006,7 +1101,7 @@ bool FastDecodeList(std::string_view text, ObjectList* out) {
   });
 }
 
-bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
+bool FastDecodeWatchEvent(std::string_view text, WatchEventType* type, Object* object) {
   if (!Acceptable(text)) return false;
   return Guarded([&] {
     Reader r(text);
@@ -1017,11 +1112,11 @@ bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
         if (!seen.Add(0) || !r.Value(&v)) return false;
         // BOOKMARK and ERROR events are rare and decoded differently: left to the reference.
         if (v == "ADDED") {
-          out->type = WatchEventType::kAdded;
+          *type = WatchEventType::kAdded;
         } else if (v == "MODIFIED") {
-          out->type = WatchEventType::kModified;
+          *type = WatchEventType::kModified;
         } else if (v == "DELETED") {
-          out->type = WatchEventType::kDeleted;
+          *type = WatchEventType::kDeleted;
         } else {
           return false;
         }
@@ -1029,12 +1124,16 @@ bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
       }
       if (k == "object") {
         if (!seen.Add(1) || !seen.Has(0)) return false;
-        return ReadFastObject(r, "", "", &out->object.emplace());
+        return ReadFastObject(r, "", "", object);
       }
       return r.Skip();
     });
     return ok && seen.Has(1) && r.AtEnd();
   });
+}
+
+bool FastDecodeWatchEvent(std::string_view text, WatchEvent* out) {
+  return FastDecodeWatchEvent(text, &out->type, &out->object.emplace());
 }
 
 }  // namespace volcache::k8s

@@ -11,10 +11,12 @@
 // decode exactly as the reference would: it returns false ("not handled", *out unspecified)
 // for any error, any other kind, duplicate members the reference would read, floats,
 // BOMs, very deep nesting and kind/apiVersion members after spec/status (or after a List's
-// items). The public functions then run the reference decoder, which produces the result or
-// the exact error. So decode.h's answer never depends on which path ran.
+// items, or after metadata when they change the kind known before it). The public functions
+// then run the reference decoder, which produces the result or the exact error. So decode.h's
+// answer never depends on which path ran.
 //
-// Thread-safety: stateless; safe for concurrent use. Nothing throws.
+// Thread-safety: safe for concurrent use (the only state is per-thread scratch space for
+// unescaping). Nothing throws.
 
 #include <string_view>
 
@@ -32,5 +34,8 @@ Result<WatchEvent> DecodeWatchEventReference(std::string_view json);
 bool FastDecodeObject(std::string_view json, Object* out);
 bool FastDecodeList(std::string_view json, ObjectList* out);
 bool FastDecodeWatchEvent(std::string_view json, WatchEvent* out);
+// The same, the event's object decoded in place into *object (e.g. one the caller already
+// holds in a shared_ptr, so that nothing is moved or destroyed per event).
+bool FastDecodeWatchEvent(std::string_view json, WatchEventType* type, Object* object);
 
 }  // namespace volcache::k8s

@@ -126,6 +126,13 @@ std::vector<std::string> Corners() {
       R"({"metadata":{"name":"p"},"spec":{},"kind":"Pod","apiVersion":"v1"})",
       R"({"kind":"Pod","spec":{"nodeName":"x"},"metadata":{"name":"p"}})",
       R"({"kind":"Pod","apiVersion":"","metadata":{"name":"p"}})",
+      // Kind known before metadata: the object is read in place; a later apiVersion must keep it.
+      R"({"kind":"Pod","metadata":{"name":"p","labels":{"a":"b"}},"apiVersion":"v1","spec":{"nodeName":"x"}})",
+      R"({"kind":"Pod","metadata":{"name":"p"},"apiVersion":"apps/v1","spec":{"nodeName":"x"}})",
+      R"({"kind":"Node","metadata":{"name":"n"},"apiVersion":null})",
+      R"({"kind":"Node","metadata":{"name":""},"apiVersion":"v1"})",
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"q"},"kind":"Node"}]})",
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"q"},"kind":"Pod","apiVersion":"v1"}]})",
       R"({"kind":"Pod","apiVersion":null,"metadata":{"name":"p"}})",
       R"({"kind":null,"apiVersion":"v1","metadata":{"name":"p"}})",
       R"({"kind":"Pod","apiVersion":"v2","metadata":{"name":"p"}})",
@@ -317,6 +324,73 @@ TEST(DecodeFastDifferential, FullPodTakesTheFastPath) {
 
 TEST(DecodeFastDifferential, Corners) {
   for (const std::string& text : Corners()) ExpectSameAsReference(text);
+}
+
+// Values the decoder skips (members it never reads, such as managedFields) are checked as
+// strictly as the reference checks them: a valid one is decoded by the fast path alone, an
+// invalid one is left to the reference, which reports the error. Strings are scanned 16 bytes
+// at a time, so escapes and bad bytes are placed at every offset around those boundaries.
+TEST(DecodeFastDifferential, SkippedValuesAreCheckedExactly) {
+  auto pod_with = [](const std::string& value) {
+    return R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","managedFields":[{"fieldsV1":)" + value +
+           R"(}]},"x":)" + value + "}";
+  };
+  auto expect = [&](const std::string& value, bool valid) {
+    SCOPED_TRACE(value);
+    const std::string text = pod_with(value);
+    EXPECT_EQ(ExpectSameAsReference(text), valid ? 1 : 0);
+    EXPECT_EQ(DecodeObjectReference(text).ok(), valid);
+  };
+  for (size_t pad = 0; pad < 40; ++pad) {
+    const std::string a(pad, 'a');
+    expect(R"({")" + a + R"(\"k\":\"v\"":{}})", true);          // \" around a block boundary
+    expect(R"({"k":")" + a + R"(\\"})", true);                  // an escaped backslash before the quote
+    expect(R"({"k":")" + a + R"(\\\"})", false);                // ...then an escaped quote: unterminated
+    expect(R"({"k":")" + a + R"(\u00e9\ud83d\ude00"})", true);  // unicode escapes, a surrogate pair
+    expect(R"({"k":")" + a + R"(\ud83d"})", false);             // a lone high surrogate
+    expect(R"({"k":")" + a + R"(\ude00"})", false);             // a lone low surrogate
+    expect(R"({"k":")" + a + R"(\u00g9"})", false);             // a bad hex digit
+    expect(R"({"k":")" + a + R"(\q"})", false);                 // an unknown escape
+    expect(R"({"k":")" + a + "\x01" + R"("})", false);          // a control character
+    expect(R"({"k":")" + a + "\x1f" + R"("})", false);
+    expect(R"({"k":")" + a + "\xc3\xa9" + R"("})", true);  // UTF-8
+    expect(R"({"k":")" + a + "\xc3" + R"("})", false);     // truncated UTF-8
+    expect(R"({")" + a + "\x7f" + R"(":1})", true);        // DEL is a plain byte
+    expect(R"([")" + a, false);                            // unterminated at the end of input
+  }
+  // Structure, numbers and literals inside a skipped value.
+  for (const char* ok : {"[]", "{}", "[[],{}]", R"({"a":{"b":[1,-0,2.5,true,false,null,"s"]}})",
+                         " [ 1 , { } ] ", R"({"a":1,"a":2})"}) {
+    expect(ok, true);
+  }
+  for (const char* bad : {R"({"a" 1})", R"({"a":1 "b":2})",
+                          "{,}",        "[1 2]",
+                          R"({"a":})",  "{1:2}",
+                          "[}",         "{]",
+                          "[1,]",       R"({"a":1,})",
+                          "[-]",        "[01]",
+                          "[1.]",       "[.5]",
+                          "[tru]",      "[True]",
+                          "[nul]",      "[",
+                          "{",          R"({"a")",
+                          R"({"a":)"}) {
+    expect(bad, false);
+  }
+  // Exponents are valid JSON the fast path leaves to the reference.
+  EXPECT_EQ(ExpectSameAsReference(pod_with("[1e5]")), 0);
+  EXPECT_TRUE(DecodeObjectReference(pod_with("[1e5]")).ok());
+  // Nesting: the fast path takes up to 128 levels in all (the value in managedFields opens
+  // level 5); deeper documents are left to the reference, which accepts them.
+  for (int levels : {100, 123, 124, 125, 126, 200}) {
+    SCOPED_TRACE(levels);
+    std::string deep;
+    for (int i = 0; i < levels; ++i) deep += i % 2 == 0 ? R"({"k":)" : "[";
+    deep += "1";
+    for (int i = levels - 1; i >= 0; --i) deep += i % 2 == 0 ? "}" : "]";
+    const std::string text = pod_with(deep);
+    EXPECT_TRUE(DecodeObjectReference(text).ok());
+    EXPECT_EQ(ExpectSameAsReference(text), levels <= 124 ? 1 : 0);
+  }
 }
 
 // Random edits of valid documents: flipped, deleted, inserted and duplicated bytes, chosen
