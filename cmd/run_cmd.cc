@@ -40,6 +40,7 @@ struct RunFlags {
   bool quiet = false;
   bool shared_pool = false;
   bool no_reclaim = false;
+  std::string actions;  // empty: "allocate", or with --shared-pool all four (reclaim unless --no-reclaim)
   BindFlowFlags bind_flow;
 };
 
@@ -81,8 +82,14 @@ int Run(RunFlags& f) {
     f.run.scheduler.session.pipeline = true;
     f.run.scheduler.check_evictions = true;
   }
-  spdlog::info("volcache run: workload {}, score {}, schedule period {}", f.run.workload,
-               ScoreStrategyName(f.run.scheduler.session.score), f.period);
+  if (!f.actions.empty()) {
+    if (Status s = ApplyActions(f.actions, &f.run.scheduler); !s.ok()) {
+      std::cerr << "--" << s.message() << "\n";
+      return 2;
+    }
+  }
+  spdlog::info("volcache run: workload {}, score {}, schedule period {}, actions {}", f.run.workload,
+               ScoreStrategyName(f.run.scheduler.session.score), f.period, ActionsName(f.run.scheduler));
   if (!f.quiet) {
     f.run.progress = &std::cerr;
     f.run.progress_tty = isatty(STDERR_FILENO) == 1;
@@ -182,6 +189,9 @@ CommandRunner AddRun(CLI::App& sub) {
                "enqueues, reclaims, preempts and pipelines");
   sub.add_flag("--no-reclaim", f->no_reclaim,
                "with --shared-pool: no reclaim between queues (for comparison)");
+  sub.add_option("--actions", f->actions,
+                 "the session's actions, Volcano's list: allocate, plus any of enqueue, reclaim, preempt "
+                 "(default: allocate; with --shared-pool: all four)");
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   AddConfigFlag(sub);

@@ -78,6 +78,7 @@ struct ServeFlags {
   bool no_schedule = false;
   std::string schedule_period = DurationFlagDefault(SchedulerOptions{}.period);
   std::string score{ScoreStrategyName(SchedulerOptions{}.session.score)};
+  std::string actions = "allocate";
   bool no_admin = false;
   AdminOptions admin;
   double readyz_max_stale_seconds = 0;
@@ -183,6 +184,9 @@ CommandRunner AddServe(CLI::App& sub) {
   sub.add_option("--score", f->score, "binpack | least-allocated")
       ->check(CLI::IsMember({"binpack", "least-allocated"}))
       ->capture_default_str();
+  sub.add_option("--actions", f->actions,
+                 "the session's actions, Volcano's list: allocate, plus any of enqueue, reclaim, preempt")
+      ->capture_default_str();
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   sub.add_option(
@@ -243,6 +247,10 @@ CommandRunner AddServe(CLI::App& sub) {
       "this instance's member name, <base>-<i> (default: $SCHEDULER_POD_NAME, the StatefulSet pod)");
   AddConfigFlag(sub);
   return [f, multi_opt, num_opt, pod_opt]() -> int {
+    if (Status s = ApplyActions(f->actions, std::make_unique<SchedulerOptions>().get()); !s.ok()) {
+      std::cerr << "volcache serve: --" << s.message() << "\n";
+      return 2;
+    }
     auto config = ResolveConfig(*f);
     if (!config.ok()) {
       std::cerr << "volcache serve: " << config.status().message() << "\n";
@@ -338,9 +346,9 @@ CommandRunner AddServe(CLI::App& sub) {
       return sigtimedwait(&signals, nullptr, &ts);  // the signal, or -1 on timeout
     };
 
-    spdlog::info("volcache serve: {} (context {}), scheduler {}, score {}", opts.config.server,
+    spdlog::info("volcache serve: {} (context {}), scheduler {}, score {}, actions {}", opts.config.server,
                  opts.config.context.empty() ? "in-cluster" : opts.config.context, f->scheduler_name,
-                 f->score);
+                 f->score, f->actions);
     // Launch without waiting for the sync: the probes answer and signals count from here on.
     auto daemon = kube::KubeDaemon::Launch(std::move(opts));
     if (!daemon.ok()) {
@@ -390,6 +398,7 @@ CommandRunner AddServe(CLI::App& sub) {
         so.first_cycle_delay = Duration::zero();  // the first session right after the sync
         so.session.score =
             f->score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
+        (void)ApplyActions(f->actions, &so);  // validated before connecting
         scheduler = std::make_unique<Scheduler>(&runtime, so);
         scheduler->SetCycleObserver([&wiring](const CycleStats& st) { wiring.ObserveSession(st); });
         // With leader election the session starts once this replica leads (below).

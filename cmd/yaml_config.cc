@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "session/scheduler.h"
+
 namespace volcache::cmd {
 
 namespace {
@@ -27,52 +29,23 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-std::string Trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 // The session's actions and plugins (session/, docs/SESSION.md "Left out").
 constexpr const char* kAlwaysOnPlugins[] = {"priority", "gang", "predicates", "proportion"};
 
-std::optional<std::string> RefusedAction(const std::string& a) {
-  if (a == "enqueue") return "no Inqueue gating: allocate tries every Pending job";
-  if (a == "backfill") return "best-effort pods are not placed by a separate pass";
-  if (a == "preempt" || a == "reclaim") return "the session never evicts";
-  if (a == "shuffle") return "the session never evicts";
-  return std::nullopt;
-}
-
 std::string RefusedPluginReason(const std::string& p) {
   if (p == "drf") return "DRF between jobs is not implemented (queues share through proportion)";
-  if (p == "conformance") return "the session never evicts, so it has nothing to protect";
-  if (p == "overcommit") return "there is no enqueue action";
+  if (p == "conformance") return "system-critical pods are not protected from reclaim and preempt";
   return "not implemented by the reference session";
 }
 
 Status ParseActions(const YAML::Node& node) {
-  if (!node.IsScalar()) return Status::InvalidArgument("key \"actions\": want a string, e.g. \"allocate\"");
-  std::set<std::string> seen;
-  std::stringstream in(node.as<std::string>());
-  std::string action;
-  while (std::getline(in, action, ',')) {
-    action = Trim(action);
-    if (action.empty()) return Status::InvalidArgument("key \"actions\": empty action in the list");
-    if (!seen.insert(action).second)
-      return Status::InvalidArgument("key \"actions\": action " + Quote(action) + " given twice");
-    if (action == "allocate") continue;
-    if (auto why = RefusedAction(action))
-      return Status::InvalidArgument("key \"actions\": action " + Quote(action) +
-                                     " is not implemented by the reference session (" + *why +
-                                     "); the session runs \"allocate\" only");
-    return Status::InvalidArgument("key \"actions\": unknown action " + Quote(action));
-  }
-  if (seen.count("allocate") == 0)
-    return Status::InvalidArgument("key \"actions\": must list \"allocate\" (the session's only action)");
-  return Status::Ok();
+  if (!node.IsScalar())
+    return Status::InvalidArgument("key \"actions\": want a string, e.g. \"enqueue, allocate\"");
+  SchedulerOptions check;
+  Status s = ApplyActions(node.as<std::string>(), &check);
+  return s.ok() ? s : Status::InvalidArgument("key \"" + s.message());
 }
 
 // The score the tiers choose (binpack | least-allocated).
@@ -108,11 +81,11 @@ Result<std::string> ParseTiers(const YAML::Node& node) {
       }
       const bool known = std::find(std::begin(kAlwaysOnPlugins), std::end(kAlwaysOnPlugins), name) !=
                              std::end(kAlwaysOnPlugins) ||
-                         name == "binpack" || name == "nodeorder";
+                         name == "binpack" || name == "nodeorder" || name == "overcommit";
       if (!known)
         return Status::InvalidArgument(
             "plugin " + Quote(name) + " is refused: " + RefusedPluginReason(name) +
-            " (supported: priority, gang, predicates, proportion, binpack | nodeorder)");
+            " (supported: priority, gang, predicates, proportion, binpack | nodeorder, overcommit)");
       if (!plugins.insert(name).second)
         return Status::InvalidArgument("plugin " + Quote(name) + " listed twice");
     }
@@ -222,6 +195,7 @@ Status ApplyFile(CLI::App* sub, const std::string& path) {
     const bool has_score = sub->get_option_no_throw("--score") != nullptr;
     if (has_score && key == "actions") {
       if (Status s = ParseActions(kv.second); !s.ok()) return s;
+      items.emplace_back(key, kv.second);  // the subcommand's --actions
     } else if (has_score && key == "tiers") {
       auto score = ParseTiers(kv.second);
       if (!score.ok()) return score.status();

@@ -1,5 +1,6 @@
 #include "session/scheduler.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -224,6 +225,53 @@ CycleStats Scheduler::RunOnceLocked() {
   last_stats_ = st;
   if (observer_) observer_(st);
   return st;
+}
+
+std::string ActionsName(const SchedulerOptions& o) {
+  std::string out = o.enqueue ? "enqueue, allocate" : "allocate";
+  if (o.reclaim) out += ", reclaim";
+  if (o.preempt) out += ", preempt";
+  return out;
+}
+
+Status ApplyActions(std::string_view actions, SchedulerOptions* options) {
+  bool enqueue = false, allocate = false, reclaim = false, preempt = false;
+  if (actions.find_first_not_of(" \t") == std::string_view::npos)
+    return Status::InvalidArgument("actions: must list \"allocate\"");
+  size_t pos = 0;
+  while (pos <= actions.size()) {
+    size_t comma = actions.find(',', pos);
+    if (comma == std::string_view::npos) comma = actions.size();
+    std::string_view a = actions.substr(pos, comma - pos);
+    while (!a.empty() && (a.front() == ' ' || a.front() == '\t')) a.remove_prefix(1);
+    while (!a.empty() && (a.back() == ' ' || a.back() == '\t')) a.remove_suffix(1);
+    pos = comma + 1;
+    bool* flag = a == "enqueue"    ? &enqueue
+                 : a == "allocate" ? &allocate
+                 : a == "reclaim"  ? &reclaim
+                 : a == "preempt"  ? &preempt
+                                   : nullptr;
+    if (a.empty()) return Status::InvalidArgument("actions: empty action in the list");
+    if (flag == nullptr) {
+      if (a == "backfill")
+        return Status::InvalidArgument(
+            "actions: action \"backfill\" is not implemented by the reference session (best-effort pods are "
+            "not placed by a separate pass)");
+      if (a == "shuffle")
+        return Status::InvalidArgument(
+            "actions: action \"shuffle\" is not implemented by the reference session");
+      return Status::InvalidArgument(
+          fmt::format("actions: unknown action \"{}\" (supported: enqueue, allocate, reclaim, preempt)", a));
+    }
+    if (*flag) return Status::InvalidArgument(fmt::format("actions: action \"{}\" given twice", a));
+    *flag = true;
+  }
+  if (!allocate) return Status::InvalidArgument("actions: must list \"allocate\"");
+  options->enqueue = enqueue;
+  options->reclaim = reclaim;
+  options->preempt = preempt;
+  options->session.pipeline = reclaim || preempt;
+  return Status::Ok();
 }
 
 void Scheduler::Start(std::shared_ptr<Clock> clock) {

@@ -25,11 +25,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "api/cluster_info.h"
 #include "api/job_info.h"
 #include "api/mutex.h"
+#include "api/status.h"
 #include "cache/runtime.h"
 #include "session/allocate.h"
 #include "session/reclaim.h"
@@ -62,6 +64,16 @@ struct SchedulerOptions {
   // invariant checker); a violating plan is not executed and is reported in the stats.
   bool check_evictions = false;
 };
+
+// Volcano's `actions` list ("enqueue, allocate, reclaim, preempt"): sets enqueue/reclaim/
+// preempt, and session.pipeline when something evicts (Volcano's allocate pipelines onto
+// releasing resources). "allocate" is required; the cycle runs the listed actions in its
+// fixed order (enqueue, allocate, reclaim, preempt) whatever the list's order. Refuses, with
+// the action named, unknown actions, repeats and the ones the session does not implement
+// (backfill, shuffle); `options` is unchanged on error.
+Status ApplyActions(std::string_view actions, SchedulerOptions* options);
+// The actions `o` runs, in the cycle's order ("enqueue, allocate, reclaim, preempt").
+std::string ActionsName(const SchedulerOptions& o);
 
 struct CycleStats {
   uint64_t cycle = 0;   // 1 for the first RunOnce

@@ -244,23 +244,44 @@ v: 2
   EXPECT_THAT(c.output, HasSubstr("score least-allocated"));
 }
 
+// Volcano's fairness actions turn the session's enqueue, reclaim and preempt on; the order
+// of the list does not matter (the cycle's order is fixed), and the command line wins.
+TEST_F(ConfigTest, VolcanoActionsTurnOnEnqueueReclaimAndPreempt) {
+  const std::string all = Write("actions.yaml",
+                                "actions: \"enqueue, allocate, preempt, reclaim\"\n"
+                                "tiers: [{plugins: [{name: priority}, {name: gang}, {name: predicates}, "
+                                "{name: proportion}, {name: binpack}, {name: overcommit}]}]\nv: 2\n");
+  Outcome o = RunVolcache(std::string(kSmallRun) + " --jobs 1 --config " + all);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_THAT(o.output, HasSubstr("actions enqueue, allocate, reclaim, preempt\n"));
+  Outcome c = RunVolcache(std::string(kSmallRun) + " --jobs 1 --actions allocate --config " + all);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("actions allocate\n"));
+  Outcome d = RunVolcache(std::string(kSmallRun) + " --jobs 1 --config " + Write("v.yaml", "v: 2\n"));
+  EXPECT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_THAT(d.output, HasSubstr("actions allocate\n"));
+  for (const std::string sub : {"run", "serve"}) {
+    Outcome bad = RunVolcache(sub + " --no-admin --actions allocate,backfill");
+    EXPECT_EQ(bad.exit_code, 2) << sub << ": " << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("action \"backfill\" is not implemented")) << sub;
+  }
+}
+
 TEST_F(ConfigTest, VolcanoSchedulerShapeRefusedWhereTheSessionDiffers) {
   const std::string all = "{name: priority}, {name: gang}, {name: predicates}, {name: proportion}";
   struct Case {
     std::string yaml, says;
   };
   for (const Case& c : std::vector<Case>{
-           {"actions: \"enqueue, allocate, backfill\"\n", "action \"enqueue\" is not implemented"},
-           {"actions: \"allocate, backfill\"\n", "action \"backfill\" is not implemented"},
-           {"actions: \"allocate, preempt\"\n", "action \"preempt\""},
-           {"actions: \"allocate, reclaim\"\n", "action \"reclaim\""},
+           {"actions: \"enqueue, allocate, backfill\"\n", "action \"backfill\" is not implemented"},
+           {"actions: \"allocate, shuffle\"\n", "action \"shuffle\" is not implemented"},
+           {"actions: \"enqueue, allocate, enqueue\"\n", "action \"enqueue\" given twice"},
+           {"actions: \"enqueue, reclaim\"\n", "must list \"allocate\""},
            {"actions: \"allocate, dance\"\n", "unknown action \"dance\""},
            {"actions: \"\"\n", "must list \"allocate\""},
            {"tiers: [{plugins: [" + all + ", {name: binpack}, {name: drf}]}]\n", "plugin \"drf\" is refused"},
            {"tiers: [{plugins: [" + all + ", {name: binpack}, {name: conformance}]}]\n",
             "plugin \"conformance\" is refused"},
-           {"tiers: [{plugins: [" + all + ", {name: binpack}, {name: overcommit}]}]\n",
-            "plugin \"overcommit\" is refused"},
            {"tiers: [{plugins: [{name: priority}, {name: predicates}, {name: proportion}, {name: "
             "binpack}]}]\n",
             "plugin \"gang\" is missing"},
