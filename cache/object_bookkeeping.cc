@@ -12,11 +12,13 @@ Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
   if (it == nodes.end()) {
     auto info = NodeInfo::FromNode(node);
     if (!info.ok()) return info.status();
+    if (info->Ready()) ++ready_version;
     CreateNodeSlot(name, std::make_shared<NodeInfo>(std::move(*info)));
   } else {
     // Validate on a scratch copy so that a refused update leaves the slot untouched.
     NodeInfo trial = *it->second.info;
     VC_RETURN_IF_ERROR(trial.SetNode(node));
+    if (trial.Ready() != it->second.info->Ready()) ++ready_version;
     NodeInfo& w = WritableNode(name, it->second);
     int64_t before = w.negative_idle_events();
     w = std::move(trial);
@@ -24,12 +26,15 @@ Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
     counters.negative_idle += static_cast<uint64_t>(std::max<int64_t>(0, w.negative_idle_events() - before));
   }
   tree.Add(name, ZoneKey(node->metadata.labels));
+  forest.UpsertNode(name, node->metadata.labels);
   return Status::Ok();
 }
 
 void SchedulerCache::Impl::RemoveNodeLocked(const std::string& name) {
   auto it = nodes.find(name);
   if (it == nodes.end()) return;
+  if (it->second.info->Ready()) ++ready_version;
+  forest.RemoveNode(name);
   if (it->second.info->tasks().empty()) {
     EraseNodeSlot(name);
     return;
