@@ -66,6 +66,8 @@ class HyperNodeForest {
   uint64_t version() const { return version_; }
   size_t size() const { return entries_.size(); }
   bool Contains(const std::string& name) const { return entries_.count(name) > 0; }
+  // Whether some HyperNode selects node `name` itself (so it is in some leaf set).
+  bool Selects(const std::string& node) const { return owners_.count(node) > 0; }
 
   // One HyperNode as the dump shows it: names sorted; parent "" for a root.
   struct View {

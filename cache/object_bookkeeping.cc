@@ -9,16 +9,15 @@ namespace volcache {
 Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
   const std::string& name = node->metadata.name;
   auto it = nodes.find(name);
+  const bool was_ready = it != nodes.end() && it->second.info->Ready();
   if (it == nodes.end()) {
     auto info = NodeInfo::FromNode(node);
     if (!info.ok()) return info.status();
-    if (info->Ready()) ++ready_version;
     CreateNodeSlot(name, std::make_shared<NodeInfo>(std::move(*info)));
   } else {
     // Validate on a scratch copy so that a refused update leaves the slot untouched.
     NodeInfo trial = *it->second.info;
     VC_RETURN_IF_ERROR(trial.SetNode(node));
-    if (trial.Ready() != it->second.info->Ready()) ++ready_version;
     NodeInfo& w = WritableNode(name, it->second);
     int64_t before = w.negative_idle_events();
     w = std::move(trial);
@@ -27,13 +26,15 @@ Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
   }
   tree.Add(name, ZoneKey(node->metadata.labels));
   forest.UpsertNode(name, node->metadata.labels);
+  // Snapshots narrow leaf sets to Ready nodes: only a HyperNode leaf's readiness matters.
+  if (was_ready != nodes.at(name).info->Ready() && forest.Selects(name)) ++ready_version;
   return Status::Ok();
 }
 
 void SchedulerCache::Impl::RemoveNodeLocked(const std::string& name) {
   auto it = nodes.find(name);
   if (it == nodes.end()) return;
-  if (it->second.info->Ready()) ++ready_version;
+  if (it->second.info->Ready() && forest.Selects(name)) ++ready_version;
   forest.RemoveNode(name);
   if (it->second.info->tasks().empty()) {
     EraseNodeSlot(name);

@@ -39,11 +39,12 @@ const std::shared_ptr<const TopologyInfo>& SchedulerCache::Impl::Topology() {
     root.name = std::string(kTopologyRoot);
     std::set<std::string> all;
     for (auto& [name, v] : views) {
+      const bool is_root = v.parent.empty();
       HyperNodeInfo info;
       info.name = name;
       info.tier = v.tier;
       info.tier_name = std::move(v.tier_name);
-      info.parent = v.parent.empty() ? root.name : std::move(v.parent);
+      info.parent = is_root ? root.name : std::move(v.parent);
       info.children = std::move(v.children);
       info.nodes.reserve(v.nodes.size());
       for (std::string& n : v.nodes) {
@@ -51,7 +52,7 @@ const std::shared_ptr<const TopologyInfo>& SchedulerCache::Impl::Topology() {
         if (slot != nodes.end() && slot->second.info->Ready()) info.nodes.push_back(std::move(n));
       }
       highest = std::max(highest, info.tier);
-      if (v.parent.empty()) {
+      if (is_root) {
         root.children.push_back(name);
         all.insert(info.nodes.begin(), info.nodes.end());
       }
