@@ -53,22 +53,26 @@ std::vector<std::string> HyperNodeForest::ClaimersOf(const std::string& name, co
   return {out.begin(), out.end()};
 }
 
+namespace {
+bool MemberSelects(const Compiled& c, const std::string& node, const k8s::StringMap& labels) {
+  const Member& m = *c.member;
+  if (m.type != Member::Type::kNode) return false;
+  switch (m.selector) {
+    case Member::Selector::kExact:
+      return m.name_or_pattern == node;
+    case Member::Selector::kRegex:
+      return re2::RE2::PartialMatch(node, *c.re);
+    case Member::Selector::kLabel:
+      return k8s::LabelSelectorMatches(m.labels, labels);
+  }
+  return false;
+}
+}  // namespace
+
 bool HyperNodeForest::MemberSelectsNode(const Entry& e, const std::string& node,
                                         const k8s::StringMap& labels) const {
   for (const Compiled& c : e.members) {
-    const Member& m = *c.member;
-    if (m.type != Member::Type::kNode) continue;
-    switch (m.selector) {
-      case Member::Selector::kExact:
-        if (m.name_or_pattern == node) return true;
-        break;
-      case Member::Selector::kRegex:
-        if (re2::RE2::PartialMatch(node, *c.re)) return true;
-        break;
-      case Member::Selector::kLabel:
-        if (k8s::LabelSelectorMatches(m.labels, labels)) return true;
-        break;
-    }
+    if (MemberSelects(c, node, labels)) return true;
   }
   return false;
 }
@@ -222,9 +226,28 @@ Status HyperNodeForest::Apply(const k8s::HyperNodePtr& hn) {
     c->parent.clear();
     it = e->children.erase(it);
   }
+  // Its own matches: exact names and the first matchLabels pair through the indexes; only
+  // regex and expression-only members scan every node.
   std::unordered_set<std::string> own;
-  for (const auto& [node, labels] : nodes_) {
-    if (MemberSelectsNode(*e, node, labels)) own.insert(node);
+  for (const Compiled& c : e->members) {
+    const Member& m = *c.member;
+    if (m.type != Member::Type::kNode) continue;
+    if (m.selector == Member::Selector::kExact) {
+      if (nodes_.count(m.name_or_pattern)) own.insert(m.name_or_pattern);
+    } else if (m.selector == Member::Selector::kLabel && !m.labels.match_labels.empty()) {
+      const auto& [k, v] = *m.labels.match_labels.begin();
+      auto byk = node_labels_.find(k);
+      if (byk == node_labels_.end()) continue;
+      auto byv = byk->second.find(v);
+      if (byv == byk->second.end()) continue;
+      for (const std::string& node : byv->second) {
+        if (MemberSelects(c, node, nodes_.at(node))) own.insert(node);
+      }
+    } else {
+      for (const auto& [node, labels] : nodes_) {
+        if (MemberSelects(c, node, labels)) own.insert(node);
+      }
+    }
   }
   for (auto it = e->own.begin(); it != e->own.end();) {
     if (own.count(*it)) {
@@ -305,8 +328,10 @@ void HyperNodeForest::UpsertNode(const std::string& name, const k8s::StringMap& 
   auto [it, inserted] = nodes_.try_emplace(name, labels);
   if (!inserted) {
     if (it->second == labels) return;
+    UnindexNodeLabels(name, it->second);
     it->second = labels;
   }
+  for (const auto& [k, v] : labels) node_labels_[k][v].insert(name);
   // The HyperNodes that could select it now or did before.
   std::set<std::string> candidates = scan_hns_;
   if (auto x = exact_node_index_.find(name); x != exact_node_index_.end()) {
@@ -324,8 +349,21 @@ void HyperNodeForest::UpsertNode(const std::string& name, const k8s::StringMap& 
   for (const std::string& hn : candidates) Reevaluate(hn, name, &it->second);
 }
 
+void HyperNodeForest::UnindexNodeLabels(const std::string& name, const k8s::StringMap& labels) {
+  for (const auto& [k, v] : labels) {
+    auto byk = node_labels_.find(k);
+    auto byv = byk->second.find(v);
+    byv->second.erase(name);
+    if (byv->second.empty()) byk->second.erase(byv);
+    if (byk->second.empty()) node_labels_.erase(byk);
+  }
+}
+
 void HyperNodeForest::RemoveNode(const std::string& name) {
-  if (nodes_.erase(name) == 0) return;
+  auto n = nodes_.find(name);
+  if (n == nodes_.end()) return;
+  UnindexNodeLabels(name, n->second);
+  nodes_.erase(n);
   auto o = owners_.find(name);
   if (o == owners_.end()) return;
   const std::set<std::string> holders = o->second;

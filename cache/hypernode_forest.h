@@ -90,10 +90,13 @@ class HyperNodeForest {
   void Dec(Entry* e, const std::string& node);
   void Index(const std::string& name, const Entry& e);
   void Unindex(const std::string& name, const Entry& e);
+  void UnindexNodeLabels(const std::string& name, const k8s::StringMap& labels);
   void Reevaluate(const std::string& name, const std::string& node, const k8s::StringMap* labels);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   std::unordered_map<std::string, k8s::StringMap> nodes_;  // known nodes → labels
+  // label key → value → known nodes carrying it (labelMatch members look up their first pair)
+  std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>> node_labels_;
   // node name → HyperNodes with an exactMatch Node member of that name
   std::unordered_map<std::string, std::set<std::string>> exact_node_index_;
   // label key → value → HyperNodes with a labelMatch whose first matchLabels pair is key=value
