@@ -119,7 +119,8 @@ void BM_ForestNodeLabelChange(benchmark::State& state) {
 BENCHMARK(BM_ForestNodeLabelChange)->Unit(benchmark::kMicrosecond);
 
 struct CacheFixture {
-  explicit CacheFixture(const std::vector<k8s::NodePtr>& nodes, bool with_forest, bench::Workload* w = nullptr) {
+  explicit CacheFixture(const std::vector<k8s::NodePtr>& nodes, bool with_forest,
+                        bench::Workload* w = nullptr) {
     cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, clock, &source);
     if (w != nullptr) {
       if (!bench::LoadWorkload(*w, &source, cache.get()).ok()) std::abort();

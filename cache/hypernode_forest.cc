@@ -23,7 +23,7 @@ std::string MemberPath(size_t i) { return "spec.members[" + std::to_string(i) + 
 struct HyperNodeForest::Entry {
   k8s::HyperNodePtr obj;
   std::vector<Compiled> members;
-  std::string parent;                               // "" for a root
+  std::string parent;  // "" for a root
   std::set<std::string> children;
   std::unordered_set<std::string> own;              // nodes it selects itself
   std::unordered_map<std::string, int32_t> leaves;  // node → contributions (own + children holding it)
@@ -37,7 +37,8 @@ HyperNodeForest::Entry* HyperNodeForest::Find(const std::string& name) {
   return it == entries_.end() ? nullptr : it->second.get();
 }
 
-std::vector<std::string> HyperNodeForest::ClaimersOf(const std::string& name, const std::string& except) const {
+std::vector<std::string> HyperNodeForest::ClaimersOf(const std::string& name,
+                                                     const std::string& except) const {
   std::set<std::string> out;
   if (auto it = exact_claims_.find(name); it != exact_claims_.end()) out = it->second;
   for (const std::string& r : regex_claimers_) {
@@ -172,9 +173,11 @@ Status HyperNodeForest::Apply(const k8s::HyperNodePtr& hn) {
     const Member& m = *c.member;
     if (m.type != Member::Type::kHyperNode) continue;
     if (m.selector == Member::Selector::kExact) {
-      if (m.name_or_pattern == name) return refuse(what + ": member HyperNode " + name + " is itself (cycle)");
+      if (m.name_or_pattern == name)
+        return refuse(what + ": member HyperNode " + name + " is itself (cycle)");
       for (const std::string& other : ClaimersOf(m.name_or_pattern, name)) {
-        return refuse(what + ": member HyperNode " + m.name_or_pattern + " already has parent HyperNode " + other);
+        return refuse(what + ": member HyperNode " + m.name_or_pattern + " already has parent HyperNode " +
+                      other);
       }
       if (entries_.count(m.name_or_pattern)) children.insert(m.name_or_pattern);
     } else {
@@ -198,7 +201,8 @@ Status HyperNodeForest::Apply(const k8s::HyperNodePtr& hn) {
   for (const Entry* a = parent.empty() ? nullptr : entries_.at(parent).get(); a != nullptr;) {
     const std::string& aname = a->obj->metadata.name;
     if (aname == name || children.count(aname)) {
-      return refuse(what + ": member HyperNode " + aname + " is an ancestor of HyperNode " + name + " (cycle)");
+      return refuse(what + ": member HyperNode " + aname + " is an ancestor of HyperNode " + name +
+                    " (cycle)");
     }
     a = a->parent.empty() ? nullptr : entries_.at(a->parent).get();
   }
@@ -305,7 +309,8 @@ Status HyperNodeForest::Remove(const std::string& name) {
   return Status::Ok();
 }
 
-void HyperNodeForest::Reevaluate(const std::string& name, const std::string& node, const k8s::StringMap* labels) {
+void HyperNodeForest::Reevaluate(const std::string& name, const std::string& node,
+                                 const k8s::StringMap* labels) {
   Entry* e = Find(name);
   const bool selects = labels != nullptr && MemberSelectsNode(*e, node, *labels);
   const bool has = e->own.count(node) > 0;

@@ -96,7 +96,8 @@ class HyperNodeForest {
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   std::unordered_map<std::string, k8s::StringMap> nodes_;  // known nodes → labels
   // label key → value → known nodes carrying it (labelMatch members look up their first pair)
-  std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>> node_labels_;
+  std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>>
+      node_labels_;
   // node name → HyperNodes with an exactMatch Node member of that name
   std::unordered_map<std::string, std::set<std::string>> exact_node_index_;
   // label key → value → HyperNodes with a labelMatch whose first matchLabels pair is key=value

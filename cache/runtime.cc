@@ -332,7 +332,8 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
       // Dropped only once the task has left the cache.
       [cache](const std::string& k, const Status&) { return cache->HasTask(k); });
   m.hypernode_workers = std::make_unique<QueueWorkers>(
-      &cache->hypernode_queue(), 1, [cache](const std::string& n) { return cache->SyncHyperNode(n); }, always);
+      &cache->hypernode_queue(), 1, [cache](const std::string& n) { return cache->SyncHyperNode(n); },
+      always);
   m.cleanup_workers = std::make_unique<QueueWorkers>(
       &cache->deleted_jobs(), 1, [cache](const std::string& k) { return cache->CleanupJob(k); }, always);
   m.status_workers = std::make_unique<QueueWorkers>(

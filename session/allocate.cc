@@ -525,7 +525,8 @@ class Allocator {
     // Domains in the same state give the same dry run when the tasks do not look at node
     // labels: answers are shared by domain state (most racks of a quiet cluster look alike).
     bool share = true;
-    for (size_t i = j.next; i < j.pending.size() && share; ++i) share = j.pending[i]->pod().spec.node_selector.empty();
+    for (size_t i = j.next; i < j.pending.size() && share; ++i)
+      share = j.pending[i]->pod().spec.node_selector.empty();
     std::map<std::vector<int64_t>, std::optional<int64_t>> answers;
     std::vector<int64_t> key;
     for (const auto& tier : CandidateTiers(topo, *c, allocated)) {
@@ -553,10 +554,11 @@ class Allocator {
     }
     use_domain_ = false;
     if (!hard) return true;
-    j.reason = allocated.empty()
-                   ? fmt::format("network topology: no HyperNode of tier <= {} fits the gang", c->highest_tier)
-                   : fmt::format("network topology: no HyperNode of tier <= {} holding HyperNode {} fits the gang",
-                                 c->highest_tier, allocated);
+    j.reason =
+        allocated.empty()
+            ? fmt::format("network topology: no HyperNode of tier <= {} fits the gang", c->highest_tier)
+            : fmt::format("network topology: no HyperNode of tier <= {} holding HyperNode {} fits the gang",
+                          c->highest_tier, allocated);
     return false;
   }
 

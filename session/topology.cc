@@ -61,7 +61,8 @@ std::vector<std::vector<const HyperNodeInfo*>> CandidateTiers(const TopologyInfo
   std::vector<std::vector<const HyperNodeInfo*>> out;
   if (!allocated.empty()) {
     std::map<int32_t, std::vector<const HyperNodeInfo*>> by_tier;
-    for (const HyperNodeInfo* h = topo.Find(allocated); h != nullptr; h = h->parent.empty() ? nullptr : topo.Find(h->parent)) {
+    for (const HyperNodeInfo* h = topo.Find(allocated); h != nullptr;
+         h = h->parent.empty() ? nullptr : topo.Find(h->parent)) {
       if (h->tier <= c.highest_tier) by_tier[h->tier].push_back(h);
     }
     for (auto& [_, v] : by_tier) out.push_back(std::move(v));

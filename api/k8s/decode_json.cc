@@ -550,14 +550,16 @@ Status Conv(const Ctx& c, const json& v, const Path& p, LabelSelector* out) {
     LabelSelectorRequirement r;
     VC_RETURN_IF_ERROR(Get(c, o, ep, "key", &r.key));
     VC_RETURN_IF_ERROR(Get(c, o, ep, "operator", &r.op));
-    if (const json* vals = Find(o, "values")) VC_RETURN_IF_ERROR(ConvStrings(c, *vals, ep.Field("values"), &r.values));
+    if (const json* vals = Find(o, "values"))
+      VC_RETURN_IF_ERROR(ConvStrings(c, *vals, ep.Field("values"), &r.values));
     if (r.key.empty()) return c.Error(ep.Field("key"), "missing required field");
     if (r.op == "In" || r.op == "NotIn") {
       if (r.values.empty()) return c.Error(ep.Field("values"), "must be non-empty for operator " + r.op);
     } else if (r.op == "Exists" || r.op == "DoesNotExist") {
       if (!r.values.empty()) return c.Error(ep.Field("values"), "must be empty for operator " + r.op);
     } else {
-      return c.Error(ep.Field("operator"), fmt::format("\"{}\" is not a valid label selector operator", r.op));
+      return c.Error(ep.Field("operator"),
+                     fmt::format("\"{}\" is not a valid label selector operator", r.op));
     }
     out->match_expressions.push_back(std::move(r));
     return Status::Ok();
@@ -711,7 +713,8 @@ Status DecodeHyperNodeBody(const Ctx& c, const json& j, HyperNode* hn) {
     if (exact != nullptr) {
       m.selector = HyperNodeMember::Selector::kExact;
       VC_RETURN_IF_ERROR(Get(c, *exact, sp.Field("exactMatch"), "name", &m.name_or_pattern));
-      if (m.name_or_pattern.empty()) return c.Error(sp.Field("exactMatch").Field("name"), "must not be empty");
+      if (m.name_or_pattern.empty())
+        return c.Error(sp.Field("exactMatch").Field("name"), "must not be empty");
     } else if (regex != nullptr) {
       m.selector = HyperNodeMember::Selector::kRegex;
       VC_RETURN_IF_ERROR(Get(c, *regex, sp.Field("regexMatch"), "pattern", &m.name_or_pattern));

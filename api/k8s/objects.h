@@ -189,7 +189,7 @@ bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels
 
 // PodGroup/subGroup `networkTopology` (Volcano 1.11+).
 struct NetworkTopologySpec {
-  std::string mode = "hard";                   // hard | soft (the CRD's default is hard)
+  std::string mode = "hard";                    // hard | soft (the CRD's default is hard)
   std::optional<int32_t> highest_tier_allowed;  // not both this and highest_tier_name
   std::string highest_tier_name;
 };
@@ -304,7 +304,8 @@ struct Unstructured {
   ObjectMeta metadata;
 };
 
-using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, Unstructured>;
+using Object =
+    std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, Unstructured>;
 
 // "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", or the
 // Unstructured kind.

@@ -103,7 +103,8 @@ class HyperNodeForestTest : public ::testing::Test {
         {"s3", V(1, "s5", {}, {"node-6", "node-7"})},
         {"s4", V(2, "s6", {"s0", "s1"}, {"node-0", "node-1", "node-2", "node-3"})},
         {"s5", V(2, "s6", {"s2", "s3"}, {"node-4", "node-5", "node-6", "node-7"})},
-        {"s6", V(3, "", {"s4", "s5"}, {"node-0", "node-1", "node-2", "node-3", "node-4", "node-5", "node-6", "node-7"})},
+        {"s6", V(3, "", {"s4", "s5"},
+                 {"node-0", "node-1", "node-2", "node-3", "node-4", "node-5", "node-6", "node-7"})},
     };
   }
   HyperNodeForest forest;
@@ -132,7 +133,8 @@ TEST_F(HyperNodeForestTest, ExactPlusRegexLeafIsAnUnanchoredRe2Search) {
   EXPECT_EQ(forest.Views().at("s0"), V(1, "", {}, {"node-0", "node-1", "node-10", "xnode-1y"}));
   forest.UpsertNode("node-11", {});
   forest.UpsertNode("node-3", {});
-  EXPECT_EQ(forest.Views().at("s0").nodes, (std::vector<std::string>{"node-0", "node-1", "node-10", "node-11", "xnode-1y"}));
+  EXPECT_EQ(forest.Views().at("s0").nodes,
+            (std::vector<std::string>{"node-0", "node-1", "node-10", "node-11", "xnode-1y"}));
   forest.RemoveNode("node-0");  // exact and regex both matched it
   forest.RemoveNode("node-10");
   EXPECT_EQ(forest.Views().at("s0").nodes, (std::vector<std::string>{"node-1", "node-11", "xnode-1y"}));
@@ -154,7 +156,7 @@ TEST_F(HyperNodeForestTest, LabelMatchedRackFollowsNodeLabels) {
   ApplyAll({HN("spine", 2, {"hn:exact:rack-0"})});
   EXPECT_EQ(forest.Views().at("rack-0"), V(1, "spine", {}, {"a"}, "rack"));
   forest.UpsertNode("b", {{"topology-rack", "rack-0"}, {"x", "y"}});  // relabelled in
-  forest.UpsertNode("c", {{"topology-rack", "rack-0"}});                // added
+  forest.UpsertNode("c", {{"topology-rack", "rack-0"}});              // added
   EXPECT_EQ(forest.Views().at("spine").nodes, (std::vector<std::string>{"a", "b", "c"}));
   // Volcano keeps these stale; we drop them: relabelled away, and deleted.
   forest.UpsertNode("a", {{"topology-rack", "rack-9"}});
@@ -194,7 +196,8 @@ TEST_F(HyperNodeForestTest, CycleIsRefusedNamingBothAndLeavesTheForestIntact) {
   const auto before = forest.Views();
   Status s = forest.Apply(HN("a", 1, {"node:exact:node-0", "hn:exact:c"}));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("HyperNode a: member HyperNode c is an ancestor of HyperNode a (cycle)"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("HyperNode a: member HyperNode c is an ancestor of HyperNode a (cycle)"));
   EXPECT_EQ(forest.Views(), before);
   EXPECT_FALSE(forest.ready());
   EXPECT_THAT(forest.refused(), ::testing::Contains(::testing::Key("a")));
@@ -223,7 +226,8 @@ TEST_F(HyperNodeForestTest, SecondParentIsRefusedNamingBoth) {
   // Two claims on a HyperNode that does not exist yet: the later claimer is refused.
   ASSERT_TRUE(forest.Apply(HN("q1", 2, {"hn:exact:future"})).ok());
   s = forest.Apply(HN("q2", 2, {"hn:exact:future"}));
-  EXPECT_THAT(s.message(), HasSubstr("HyperNode q2: member HyperNode future already has parent HyperNode q1"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("HyperNode q2: member HyperNode future already has parent HyperNode q1"));
   // p1 gives the leaf up: p2 now applies.
   ASSERT_TRUE(forest.Apply(HN("p1", 2, {})).ok());
   ASSERT_TRUE(forest.Apply(HN("p2", 2, {"hn:exact:leaf"})).ok());
@@ -333,7 +337,8 @@ std::map<std::string, View> FromScratch(const std::map<std::string, k8s::HyperNo
       out[c].parent = name;
     }
   }
-  std::function<std::set<std::string>(const std::string&, int)> leaves = [&](const std::string& name, int depth) {
+  std::function<std::set<std::string>(const std::string&, int)> leaves = [&](const std::string& name,
+                                                                             int depth) {
     std::set<std::string> s = own[name];
     if (depth > 64) {
       ADD_FAILURE() << "cycle through " << name;
@@ -410,7 +415,8 @@ TEST(HyperNodeForestRandomTest, MatchesARebuildAfterEveryEvent) {
         forest.RemoveNode(name);
         nodes.erase(name);
       }
-      ASSERT_EQ(forest.Views(), FromScratch(accepted, nodes)) << "seed " << seed << " step " << step << ": " << what;
+      ASSERT_EQ(forest.Views(), FromScratch(accepted, nodes))
+          << "seed " << seed << " step " << step << ": " << what;
       std::set<std::string> got;
       for (const auto& [name, _] : forest.refused()) got.insert(name);
       ASSERT_EQ(got, refused) << "seed " << seed << " step " << step;

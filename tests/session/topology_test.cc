@@ -3,6 +3,8 @@
 // exact expected nodes: hard mode inside one HyperNode of the lowest tier that fits (best
 // binpack among that tier), moving up a tier only when needed, waiting when nothing fits or
 // the forest is not ready; soft mode falling back; later tasks kept in the job's HyperNode.
+#include "session/topology.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 
 #include "api/k8s/decode.h"
 #include "session/allocate.h"
-#include "session/topology.h"
 #include "tests/fakes/cluster_builders.h"
 #include "tests/testdata.h"
 
@@ -32,7 +33,8 @@ class TopologyPlacementTest : public ::testing::Test {
     for (const char* f : {"leaf-hypernodes-s0-s3.yaml", "nonleaf-hypernodes-s4-s6.yaml"}) {
       auto objs = k8s::DecodeFile(volcache::testing::SharedDataDir() + "/k8s/volcano-topology/" + f);
       ASSERT_TRUE(objs.ok()) << objs.status().ToString();
-      for (auto& o : *objs) h.cache->AddHyperNode(std::make_shared<const k8s::HyperNode>(std::get<k8s::HyperNode>(o)));
+      for (auto& o : *objs)
+        h.cache->AddHyperNode(std::make_shared<const k8s::HyperNode>(std::get<k8s::HyperNode>(o)));
     }
     h.cache->DrainQueuesOnce();
     ASSERT_TRUE(h.cache->HyperNodesReady());
@@ -113,7 +115,9 @@ TEST_F(TopologyPlacementTest, SoftModeFallsBackToAnywhere) {
 TEST_F(TopologyPlacementTest, LaterTasksStayInsideTheJobsHyperNode) {
   Busy("b", "node-0", "3");  // unconstrained binpack would go to node-0
   Job("a", 0, 1, "1", "hard", 1);
-  ASSERT_TRUE(h.PutPod(PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").NodeName("node-6").Phase("Running")).ok());
+  ASSERT_TRUE(
+      h.PutPod(PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").NodeName("node-6").Phase("Running"))
+          .ok());
   Pending("a", "a-1", "1");
   EXPECT_EQ(Run(), (std::map<std::string, std::string>{{"ns/a-1", "node-6"}}));
   auto snap = h.cache->Snapshot();
@@ -129,7 +133,9 @@ TEST_F(TopologyPlacementTest, LaterTasksStayInsideTheJobsHyperNode) {
 TEST_F(TopologyPlacementTest, TierLimitTwoLetsLaterTasksUseTheParent) {
   Busy("b", "node-0", "3");
   Job("a", 0, 1, "1", "hard", 2);
-  ASSERT_TRUE(h.PutPod(PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").NodeName("node-6").Phase("Running")).ok());
+  ASSERT_TRUE(
+      h.PutPod(PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").NodeName("node-6").Phase("Running"))
+          .ok());
   Busy("c", "node-6", "3");
   Busy("d", "node-7", "4");
   Pending("a", "a-1", "1");
