@@ -27,6 +27,7 @@
 #include "api/node_info.h"
 #include "api/queue_info.h"
 #include "api/resource.h"
+#include "api/topology_info.h"
 
 namespace volcache {
 
@@ -68,6 +69,9 @@ class ClusterInfo {
   std::map<std::string, int32_t, std::less<>> priority_classes;  // name → value
   int32_t default_priority = 0;
   std::map<std::string, NamespaceQuota, std::less<>> namespace_quotas;
+  // The HyperNode forest (never null in a cache snapshot; shared and immutable: sessions
+  // replace it, never write through it).
+  std::shared_ptr<const TopologyInfo> topology = std::make_shared<const TopologyInfo>();
 
   // ---- bookkeeping for the cache (not for sessions) ----
   uint64_t generation() const { return generation_; }

@@ -24,6 +24,7 @@
 
 #include "api/mutex.h"
 #include "api/string_map.h"
+#include "cache/hypernode_forest.h"
 #include "cache/reclaimer.h"
 #include "cache/scheduler_cache.h"
 
@@ -125,6 +126,20 @@ struct SchedulerCache::Impl {
   // Bumped when queues change: a snapshot of another version is rebuilt in full.
   uint64_t queue_version GUARDED_BY(mu) = 1;
   NodeTree tree GUARDED_BY(mu);  // the Ready, non-placeholder nodes, by zone
+
+  // ---- network topology (SPEC §12) ----
+  HyperNodeForest forest GUARDED_BY(mu);
+  // The latest HyperNode version each event delivered, applied by SyncHyperNode; a null
+  // pointer is a delete not yet applied.
+  std::unordered_map<std::string, k8s::HyperNodePtr> hypernodes_desired GUARDED_BY(mu);
+  // Bumped when a node enters or leaves the Ready set (snapshots narrow leaf sets to it).
+  uint64_t ready_version GUARDED_BY(mu) = 0;
+  // The TopologyInfo snapshots share, and the (forest, ready) versions it was built at.
+  std::shared_ptr<const TopologyInfo> topology GUARDED_BY(mu);
+  uint64_t topology_forest_version GUARDED_BY(mu) = 0;
+  uint64_t topology_ready_version GUARDED_BY(mu) = 0;
+  // Rebuilds `topology` when the forest or the Ready set changed since it was built.
+  const std::shared_ptr<const TopologyInfo>& Topology() REQUIRES(mu);
 
   // ---- cluster-wide objects ----
   std::unordered_map<std::string, QueueInfo> queues GUARDED_BY(mu);

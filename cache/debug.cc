@@ -115,6 +115,18 @@ std::string SchedulerCache::Dump() const {
   std::sort(assumed.begin(), assumed.end());
   j["assumed"] = assumed;
   j["nodeList"] = m.tree.List();
+  Json hns = Json::object();
+  for (const auto& [name, v] : m.forest.Views()) {
+    Json h;
+    h["tier"] = v.tier;
+    h["tierName"] = v.tier_name;
+    h["parent"] = v.parent.empty() ? Json(nullptr) : Json(v.parent);
+    h["children"] = v.children;
+    h["nodes"] = v.nodes;
+    hns[name] = std::move(h);
+  }
+  j["hyperNodes"] = std::move(hns);
+  j["hyperNodesReady"] = m.forest.ready();
   return j.dump();
 }
 

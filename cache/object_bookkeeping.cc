@@ -9,6 +9,7 @@ namespace volcache {
 Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
   const std::string& name = node->metadata.name;
   auto it = nodes.find(name);
+  const bool was_ready = it != nodes.end() && it->second.info->Ready();
   if (it == nodes.end()) {
     auto info = NodeInfo::FromNode(node);
     if (!info.ok()) return info.status();
@@ -24,12 +25,17 @@ Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
     counters.negative_idle += static_cast<uint64_t>(std::max<int64_t>(0, w.negative_idle_events() - before));
   }
   tree.Add(name, ZoneKey(node->metadata.labels));
+  forest.UpsertNode(name, node->metadata.labels);
+  // Snapshots narrow leaf sets to Ready nodes: only a HyperNode leaf's readiness matters.
+  if (was_ready != nodes.at(name).info->Ready() && forest.Selects(name)) ++ready_version;
   return Status::Ok();
 }
 
 void SchedulerCache::Impl::RemoveNodeLocked(const std::string& name) {
   auto it = nodes.find(name);
   if (it == nodes.end()) return;
+  if (it->second.info->Ready() && forest.Selects(name)) ++ready_version;
+  forest.RemoveNode(name);
   if (it->second.info->tasks().empty()) {
     EraseNodeSlot(name);
     return;

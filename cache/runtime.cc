@@ -94,6 +94,7 @@ struct CacheRuntime::Impl {
   // a token from it, the first of an object included, not only the retries.
   BucketRateLimiter* status_bucket = nullptr;
   std::unique_ptr<QueueWorkers> node_workers, resync_workers, cleanup_workers, status_workers;
+  std::unique_ptr<QueueWorkers> hypernode_workers;  // one thread: HyperNode events are rare
 
   // Everything above is set by the constructor (the workers and the flow are reset only by
   // the destructor, after Stop). The runtime's own bookkeeping below is guarded by mu, a leaf
@@ -330,6 +331,9 @@ CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock,
       [cache](const std::string& k) { return cache->ResyncTask(k); },
       // Dropped only once the task has left the cache.
       [cache](const std::string& k, const Status&) { return cache->HasTask(k); });
+  m.hypernode_workers = std::make_unique<QueueWorkers>(
+      &cache->hypernode_queue(), 1, [cache](const std::string& n) { return cache->SyncHyperNode(n); },
+      always);
   m.cleanup_workers = std::make_unique<QueueWorkers>(
       &cache->deleted_jobs(), 1, [cache](const std::string& k) { return cache->CleanupJob(k); }, always);
   m.status_workers = std::make_unique<QueueWorkers>(
@@ -343,6 +347,7 @@ CacheRuntime::~CacheRuntime() {
   impl_->flow.reset();
   impl_->status_workers.reset();
   impl_->cleanup_workers.reset();
+  impl_->hypernode_workers.reset();
   impl_->resync_workers.reset();
   impl_->node_workers.reset();
   impl_->dispatch.reset();
@@ -359,6 +364,7 @@ void CacheRuntime::Run() {
     impl_->node_workers->Start();
     impl_->resync_workers->Start();
     impl_->cleanup_workers->Start();
+    impl_->hypernode_workers->Start();
     impl_->status_workers->Start();
   }
   impl_->flow->Start();
@@ -425,6 +431,7 @@ void CacheRuntime::Stop() {
   impl_->flow->Stop(/*drain=*/true);
   impl_->status_workers->Stop();
   impl_->cleanup_workers->Stop();
+  impl_->hypernode_workers->Stop();
   impl_->resync_workers->Stop();
   impl_->node_workers->Stop();
   if (auto* pool = dynamic_cast<ThreadPoolExecutor*>(impl_->dispatch.get())) pool->Stop();

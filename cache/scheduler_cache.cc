@@ -48,12 +48,14 @@ SchedulerCache::SchedulerCache(SchedulerCacheOptions options, std::shared_ptr<Cl
   node_queue_ = std::make_unique<WorkQueue>("node", clock, DefaultNodeQueueRateLimiter(clock));
   err_tasks_ = std::make_unique<WorkQueue>("errTasks", clock, DefaultRetryQueueRateLimiter(clock));
   deleted_jobs_ = std::make_unique<WorkQueue>("deletedJobs", clock, DefaultRetryQueueRateLimiter(clock));
+  hypernode_queue_ = std::make_unique<WorkQueue>("hyperNode", clock, DefaultNodeQueueRateLimiter(clock));
 }
 
 SchedulerCache::~SchedulerCache() {
   node_queue_->ShutDown();
   err_tasks_->ShutDown();
   deleted_jobs_->ShutDown();
+  hypernode_queue_->ShutDown();
 }
 
 namespace {
@@ -122,6 +124,58 @@ Status SchedulerCache::SyncNode(const std::string& name) {
     return Status::Ok();
   }
   return Count(impl_->counters, impl_->AddOrUpdateNodeLocked(*node).WithPrefix("Node " + name));
+}
+
+void SchedulerCache::AddHyperNode(k8s::HyperNodePtr hn) {
+  const std::string name = hn->metadata.name;
+  {
+    MutexLock lock(&impl_->mu);
+    impl_->hypernodes_desired[name] = std::move(hn);
+  }
+  hypernode_queue_->Add(name);
+}
+
+void SchedulerCache::UpdateHyperNode(k8s::HyperNodePtr, k8s::HyperNodePtr new_hn) {
+  AddHyperNode(std::move(new_hn));
+}
+
+void SchedulerCache::DeleteHyperNode(const k8s::HyperNode& hn) {
+  {
+    MutexLock lock(&impl_->mu);
+    impl_->hypernodes_desired[hn.metadata.name] = nullptr;
+  }
+  hypernode_queue_->Add(hn.metadata.name);
+}
+
+Status SchedulerCache::SyncHyperNode(const std::string& name) {
+  std::vector<std::string> retry;
+  Status s;
+  {
+    Impl& m = *impl_;
+    MutexLock lock(&m.mu);
+    auto it = m.hypernodes_desired.find(name);
+    if (it == m.hypernodes_desired.end()) return Status::Ok();  // applied by an earlier pass
+    if (it->second == nullptr) {
+      m.hypernodes_desired.erase(it);
+      s = m.forest.Remove(name);
+      if (s.code() == StatusCode::kNotFound) s = Status::Ok();  // never applied (it was refused)
+    } else {
+      s = m.forest.Apply(it->second);
+    }
+    s = Count(m.counters, s);
+    // A change may resolve what an earlier update of another HyperNode was refused for.
+    if (s.ok()) {
+      for (const auto& [refused, _] : m.forest.refused()) retry.push_back(refused);
+    }
+  }
+  for (const std::string& r : retry) hypernode_queue_->Add(r);
+  if (!s.ok()) spdlog::warn("hypernode {}: {}", name, s.ToString());
+  return s;
+}
+
+bool SchedulerCache::HyperNodesReady() const {
+  MutexLock lock(&impl_->mu);
+  return impl_->forest.ready();
 }
 
 Status SchedulerCache::AddPodGroup(std::shared_ptr<const k8s::PodGroup> pg) {
@@ -286,6 +340,13 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
         } else if constexpr (std::is_same_v<T, k8s::ResourceQuota>) {
           if (type == EventType::kDelete) return DeleteResourceQuota(o);
           return AddResourceQuota(o);
+        } else if constexpr (std::is_same_v<T, k8s::HyperNode>) {
+          if (type == EventType::kDelete) {
+            DeleteHyperNode(o);
+          } else {
+            AddHyperNode(std::make_shared<const k8s::HyperNode>(o));
+          }
+          return Status::Ok();
         } else {
           return NotCached(obj, o);
         }
@@ -320,6 +381,9 @@ Status SchedulerCache::Update(std::shared_ptr<const k8s::Object> old_obj,
           return UpdatePriorityClass(std::get<k8s::PriorityClass>(*old_obj), o);
         } else if constexpr (std::is_same_v<T, k8s::ResourceQuota>) {
           return UpdateResourceQuota(std::get<k8s::ResourceQuota>(*old_obj), o);
+        } else if constexpr (std::is_same_v<T, k8s::HyperNode>) {
+          UpdateHyperNode(Share<k8s::HyperNode>(old_obj), Share<k8s::HyperNode>(new_obj));
+          return Status::Ok();
         } else {
           return NotCached(*new_obj, o);
         }
@@ -532,6 +596,17 @@ size_t SchedulerCache::DrainQueuesOnce() {
         err_tasks_->AddRateLimited(item);
       }
       err_tasks_->Done(item);
+      ++processed;
+      progress = true;
+    }
+    while (hypernode_queue_->TryGet(&item)) {
+      Status s = SyncHyperNode(item);
+      if (s.ok()) {
+        hypernode_queue_->Forget(item);
+      } else {
+        hypernode_queue_->AddRateLimited(item);
+      }
+      hypernode_queue_->Done(item);
       ++processed;
       progress = true;
     }

@@ -106,6 +106,17 @@ class SchedulerCache : public EventSink {
   // Reads the node from the source: gone → RemoveNode; present → add or SetNode.
   Status SyncNode(const std::string& name);
 
+  // HyperNodes (SPEC §12): the callbacks record the latest version and only enqueue the
+  // name on the HyperNode queue; SyncHyperNode applies it to the forest. A refused update (a
+  // cycle, a second parent, a bad regex) leaves the forest as it was and marks it not ready;
+  // the name is retried rate-limited, and again whenever another HyperNode is applied.
+  void AddHyperNode(k8s::HyperNodePtr hn);
+  void UpdateHyperNode(k8s::HyperNodePtr old_hn, k8s::HyperNodePtr new_hn);
+  void DeleteHyperNode(const k8s::HyperNode& hn);
+  Status SyncHyperNode(const std::string& name);
+  // False while some HyperNode update is refused.
+  bool HyperNodesReady() const;
+
   Status AddPodGroup(std::shared_ptr<const k8s::PodGroup> pg);
   // No-op when the resourceVersion is unchanged.
   Status UpdatePodGroup(std::shared_ptr<const k8s::PodGroup> old_pg,
@@ -171,7 +182,8 @@ class SchedulerCache : public EventSink {
   WorkQueue& node_queue() { return *node_queue_; }
   WorkQueue& err_tasks() { return *err_tasks_; }
   WorkQueue& deleted_jobs() { return *deleted_jobs_; }
-  // Runs every item that is ready now on the three queues, synchronously, until none is
+  WorkQueue& hypernode_queue() { return *hypernode_queue_; }
+  // Runs every item that is ready now on the four queues, synchronously, until none is
   // left (replay and tests; the daemon uses the workers). Failed items are re-queued
   // rate-limited. Returns the number of items processed.
   size_t DrainQueuesOnce();
@@ -220,6 +232,7 @@ class SchedulerCache : public EventSink {
   std::unique_ptr<WorkQueue> node_queue_;
   std::unique_ptr<WorkQueue> err_tasks_;
   std::unique_ptr<WorkQueue> deleted_jobs_;
+  std::unique_ptr<WorkQueue> hypernode_queue_;
 };
 
 // Serializes a snapshot with the §8 schema (nodes, jobs, queues, nodeList; no assumed).

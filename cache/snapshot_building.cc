@@ -2,6 +2,8 @@
 // snapshot the cache built before (cache/cache_state.h).
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "cache/cache_state.h"
 
@@ -22,6 +24,52 @@ void Publish(S& slot) {
 }
 
 }  // namespace
+
+const std::shared_ptr<const TopologyInfo>& SchedulerCache::Impl::Topology() {
+  if (topology && topology_forest_version == forest.version() && topology_ready_version == ready_version &&
+      topology->ready == forest.ready()) {
+    return topology;
+  }
+  auto t = std::make_shared<TopologyInfo>();
+  t->ready = forest.ready();
+  std::map<std::string, HyperNodeForest::View> views = forest.Views();
+  if (!views.empty()) {
+    int32_t highest = 0;
+    HyperNodeInfo root;
+    root.name = std::string(kTopologyRoot);
+    std::set<std::string> all;
+    for (auto& [name, v] : views) {
+      const bool is_root = v.parent.empty();
+      HyperNodeInfo info;
+      info.name = name;
+      info.tier = v.tier;
+      info.tier_name = std::move(v.tier_name);
+      info.parent = is_root ? root.name : std::move(v.parent);
+      info.children = std::move(v.children);
+      info.nodes.reserve(v.nodes.size());
+      for (std::string& n : v.nodes) {
+        auto slot = nodes.find(n);
+        if (slot != nodes.end() && slot->second.info->Ready()) info.nodes.push_back(std::move(n));
+      }
+      highest = std::max(highest, info.tier);
+      if (is_root) {
+        root.children.push_back(name);
+        all.insert(info.nodes.begin(), info.nodes.end());
+      }
+      if (!info.tier_name.empty()) t->tier_names.emplace(info.tier_name, info.tier);
+      t->tiers[info.tier].push_back(name);  // views are sorted by name
+      t->hypernodes.emplace(name, std::move(info));
+    }
+    root.tier = highest + 1;
+    root.nodes.assign(all.begin(), all.end());
+    t->tiers[root.tier].push_back(root.name);
+    t->hypernodes.emplace(root.name, std::move(root));
+  }
+  topology = std::move(t);
+  topology_forest_version = forest.version();
+  topology_ready_version = ready_version;
+  return topology;
+}
 
 bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const {
   return job.pod_group() && queues.count(job.queue()) > 0;
@@ -85,6 +133,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   B::total_allocatable(*snap) = std::move(total);
   RebuildNodeList(snap);
   FillStatic(snap);
+  snap->topology = Topology();
   B::generation(*snap) = gen;
   B::structure_version(*snap) = queue_version;
   B::node_tree_version(*snap) = tree.version();
@@ -233,6 +282,7 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   B::total_allocatable(*snap) = std::move(total);
   if (membership_changed || B::node_tree_version(*snap) != tree.version()) RebuildNodeList(snap);
   FillStatic(snap);
+  if (const auto& t = Topology(); snap->topology != t) snap->topology = t;
   B::generation(*snap) = gen;
   B::node_tree_version(*snap) = tree.version();
   ++counters.incremental_snapshots;

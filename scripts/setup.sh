@@ -13,6 +13,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev
+  libre2-dev                          # cache/hypernode_forest.cc: HyperNode regexMatch (RE2, as Volcano's Go regexp)
   prometheus-cpp-dev                  # server/metrics.h: prometheus-cpp core (Registry, TextSerializer)
   python3-prometheus-client           # tests/server/parse_metrics.py: parses the served /metrics
   etcd-server xz-utils curl openssl   # tests/integration: ../shared/tools/kube-apiserver

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string_view>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "api/queue_info.h"
 #include "api/task_info.h"
 #include "api/task_status.h"
+#include "session/topology.h"
 
 namespace volcache {
 
@@ -395,6 +397,7 @@ class Allocator {
     // Node availability only shrinks during a session except when a visit is discarded, so
     // a plain task (no selector, no tolerations) that fit nowhere fits nowhere until the
     // next discard: remember the answer by request (Visit clears it on a discard).
+    if (use_domain_) return PickNodeInDomain(task, req, failure);
     const k8s::PodSpec& spec = task.pod().spec;
     std::string shape;
     if (spec.node_selector.empty() && spec.tolerations.empty()) {
@@ -446,6 +449,8 @@ class Allocator {
         return false;
       }
     }
+    // Network topology: this visit's node search stays inside one HyperNode (or waits).
+    if (!ChooseTopologyDomain(j)) return false;
     struct Tentative {
       size_t index;
       NodeSlot* node;
@@ -520,7 +525,148 @@ class Allocator {
     }
     q.share = Share(q.allocated, q.deserved);
     if (!failure.empty()) j.reason = failure;
+    use_domain_ = false;
     return requeue;
+  }
+
+  // ------------------------------------------------ network topology (session/topology.h)
+
+  // Restricts the node search of `j`'s visit to the HyperNode its gang should go to: the
+  // lowest allowed tier where some HyperNode fits the gang, and there the best-scoring one.
+  // False (with the job's reason set) when a hard-mode job must wait.
+  bool ChooseTopologyDomain(JobSlot& j) {
+    use_domain_ = false;
+    const TopologyInfo& topo = *snap_.topology;
+    const auto& pg = j.job->pod_group();
+    if (!pg || !pg->spec.network_topology || topo.empty()) return true;
+    const bool hard = pg->spec.network_topology->mode != "soft";
+    std::string error;
+    auto c = JobTopologyConstraint(*j.job, topo, &error);
+    if (!c || !topo.ready) {
+      if (!hard) return true;
+      j.reason = c ? "network topology is not ready: a HyperNode update is refused" : error;
+      return false;
+    }
+    const std::string allocated = JobAllocatedHyperNode(*j.job, topo);
+    // Domains in the same state give the same dry run when the tasks do not look at node
+    // labels: answers are shared by domain state (most racks of a quiet cluster look alike).
+    bool share = true;
+    for (size_t i = j.next; i < j.pending.size() && share; ++i)
+      share = j.pending[i]->pod().spec.node_selector.empty();
+    std::map<std::vector<int64_t>, std::optional<int64_t>> answers;
+    std::vector<int64_t> key;
+    for (const auto& tier : CandidateTiers(topo, *c, allocated)) {
+      const HyperNodeInfo* best = nullptr;
+      int64_t best_score = 0;
+      for (const HyperNodeInfo* h : tier) {
+        SetDomain(*h);
+        std::optional<int64_t> score;
+        if (share && DomainKey(&key)) {
+          auto [it, inserted] = answers.try_emplace(key);
+          if (inserted) it->second = DryRun(j);
+          score = it->second;
+        } else {
+          score = DryRun(j);
+        }
+        if (score && (best == nullptr || *score > best_score)) {
+          best = h;
+          best_score = *score;
+        }
+      }
+      if (best != nullptr) {
+        SetDomain(*best);
+        return true;
+      }
+    }
+    use_domain_ = false;
+    if (!hard) return true;
+    j.reason =
+        allocated.empty()
+            ? fmt::format("network topology: no HyperNode of tier <= {} fits the gang", c->highest_tier)
+            : fmt::format("network topology: no HyperNode of tier <= {} holding HyperNode {} fits the gang",
+                          c->highest_tier, allocated);
+    return false;
+  }
+
+  void SetDomain(const HyperNodeInfo& h) {
+    if (node_index_.empty()) {
+      for (NodeSlot& n : nodes_) node_index_.emplace(n.info->name(), &n);
+    }
+    domain_.clear();
+    for (const std::string& name : h.nodes) {
+      if (auto it = node_index_.find(name); it != node_index_.end()) domain_.push_back(it->second);
+    }
+    use_domain_ = true;
+  }
+
+  // The domain's state as far as CheckNode and ScoreNode see it without labels; false when
+  // a node has taints or is unschedulable (its answer is not shared).
+  bool DomainKey(std::vector<int64_t>* key) const {
+    key->clear();
+    auto add = [key](const Resource& r) {
+      key->push_back(r.milli_cpu());
+      key->push_back(r.memory());
+      for (const auto* x = r.scalars_begin(); x != r.scalars_end(); ++x) {
+        key->push_back(x->id);
+        key->push_back(x->value);
+      }
+      key->push_back(-1);
+    };
+    for (const NodeSlot* n : domain_) {
+      const k8s::Node* node = n->info->node().get();
+      if (node != nullptr && (node->spec.unschedulable || !node->spec.taints.empty())) return false;
+      add(n->allocatable);
+      add(n->avail);
+      key->push_back(n->limit_pods ? n->pods_free : -1);
+    }
+    return true;
+  }
+
+  // The score of placing the visit's next tasks inside the domain until the gang is ready
+  // (one task for a job already ready); nullopt when they do not fit. Changes nothing.
+  std::optional<int64_t> DryRun(const JobSlot& j) {
+    std::vector<std::pair<NodeSlot*, size_t>> placed;
+    const int32_t need = std::max(1, j.job->min_available() - j.ready_base - j.committed);
+    int64_t score = 0;
+    bool fits = false;
+    std::string failure;
+    for (size_t i = j.next; i < j.pending.size(); ++i) {
+      NodeSlot* n = PickNodeInDomain(*j.pending[i], j.reqs[i], &failure);
+      if (n == nullptr) break;
+      score += ScoreNode(*n, j.reqs[i], o_, scalar_weights_);
+      n->avail.SubUnchecked(j.reqs[i]);
+      --n->pods_free;
+      placed.emplace_back(n, i);
+      if (static_cast<int32_t>(placed.size()) >= need) {
+        fits = true;
+        break;
+      }
+    }
+    for (const auto& [n, i] : placed) {
+      n->avail.Add(j.reqs[i]);
+      ++n->pods_free;
+    }
+    if (!fits) return std::nullopt;
+    return score;
+  }
+
+  // PickNode over the domain's nodes only: every node scored, in name order.
+  NodeSlot* PickNodeInDomain(const TaskInfo& task, const Resource& req, std::string* failure) {
+    NodeSlot* best = nullptr;
+    int64_t best_score = 0;
+    std::vector<std::string> reasons;
+    for (NodeSlot* n : domain_) {
+      const size_t before = reasons.size();
+      CheckNode(task, req, *n, &reasons);
+      if (reasons.size() != before) continue;
+      const int64_t s = ScoreNode(*n, req, o_, scalar_weights_);
+      if (best == nullptr || s > best_score) {
+        best = n;
+        best_score = s;
+      }
+    }
+    if (best == nullptr) *failure = FitErrorText(domain_.size(), reasons);
+    return best;
   }
 
   void Loop() {
@@ -610,6 +756,10 @@ class Allocator {
   std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
   size_t next_start_ = 0;                                     // where the next sampled node search begins
   bool pipeline_pass_ = false;                                // PickNode checks future idle instead of idle
+  // Network topology: while use_domain_, node searches cover only domain_ (name order).
+  bool use_domain_ = false;
+  std::vector<NodeSlot*> domain_;
+  std::unordered_map<std::string_view, NodeSlot*> node_index_;  // built on first use
 
   size_t FeasibleNodesToFind() const {
     const size_t total = nodes_.size();

@@ -531,6 +531,59 @@ Status DecodeNodeBody(const Ctx& c, const json& j, Node* node) {
       });
 }
 
+// ------------------------------------------------------- label selectors, network topology
+
+Status ConvStrings(const Ctx& c, const json& v, const Path& p, std::vector<std::string>* out) {
+  if (!v.is_array()) return TypeError(c, p, "array", v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string s;
+    VC_RETURN_IF_ERROR(Conv(c, v[i], p.Index(i), &s));
+    out->push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Status Conv(const Ctx& c, const json& v, const Path& p, LabelSelector* out) {
+  if (!v.is_object()) return TypeError(c, p, "object", v);
+  VC_RETURN_IF_ERROR(Get(c, v, p, "matchLabels", &out->match_labels));
+  return ForEachObject(c, v, p, "matchExpressions", [&](const json& o, const Path& ep) {
+    LabelSelectorRequirement r;
+    VC_RETURN_IF_ERROR(Get(c, o, ep, "key", &r.key));
+    VC_RETURN_IF_ERROR(Get(c, o, ep, "operator", &r.op));
+    if (const json* vals = Find(o, "values"))
+      VC_RETURN_IF_ERROR(ConvStrings(c, *vals, ep.Field("values"), &r.values));
+    if (r.key.empty()) return c.Error(ep.Field("key"), "missing required field");
+    if (r.op == "In" || r.op == "NotIn") {
+      if (r.values.empty()) return c.Error(ep.Field("values"), "must be non-empty for operator " + r.op);
+    } else if (r.op == "Exists" || r.op == "DoesNotExist") {
+      if (!r.values.empty()) return c.Error(ep.Field("values"), "must be empty for operator " + r.op);
+    } else {
+      return c.Error(ep.Field("operator"),
+                     fmt::format("\"{}\" is not a valid label selector operator", r.op));
+    }
+    out->match_expressions.push_back(std::move(r));
+    return Status::Ok();
+  });
+}
+
+Status Conv(const Ctx& c, const json& v, const Path& p, NetworkTopologySpec* out) {
+  if (!v.is_object()) return TypeError(c, p, "object", v);
+  VC_RETURN_IF_ERROR(Get(c, v, p, "mode", &out->mode));
+  if (out->mode.empty()) out->mode = "hard";
+  if (out->mode != "hard" && out->mode != "soft") {
+    return c.Error(p.Field("mode"), fmt::format("\"{}\" is not one of hard, soft", out->mode));
+  }
+  VC_RETURN_IF_ERROR(Get(c, v, p, "highestTierAllowed", &out->highest_tier_allowed));
+  if (out->highest_tier_allowed && *out->highest_tier_allowed < 0) {
+    return c.Error(p.Field("highestTierAllowed"), "must be >= 0");
+  }
+  VC_RETURN_IF_ERROR(Get(c, v, p, "highestTierName", &out->highest_tier_name));
+  if (out->highest_tier_allowed && !out->highest_tier_name.empty()) {
+    return c.Error(p, "highestTierAllowed and highestTierName cannot be set simultaneously");
+  }
+  return Status::Ok();
+}
+
 // ----------------------------------------------------------------------------- PodGroup
 
 Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
@@ -551,6 +604,20 @@ Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
         }
         VC_RETURN_IF_ERROR(Get(c, s, p, "queue", &spec.queue));
         VC_RETURN_IF_ERROR(Get(c, s, p, "priorityClassName", &spec.priority_class_name));
+        VC_RETURN_IF_ERROR(Get(c, s, p, "networkTopology", &spec.network_topology));
+        VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "subGroupPolicy", [&](const json& o, const Path& gp) {
+          SubGroupPolicy g;
+          VC_RETURN_IF_ERROR(Get(c, o, gp, "name", &g.name));
+          VC_RETURN_IF_ERROR(Get(c, o, gp, "subGroupSize", &g.sub_group_size));
+          if (g.sub_group_size < 1) return c.Error(gp.Field("subGroupSize"), "must be >= 1");
+          VC_RETURN_IF_ERROR(Get(c, o, gp, "networkTopology", &g.network_topology));
+          VC_RETURN_IF_ERROR(Get(c, o, gp, "labelSelector", &g.label_selector));
+          if (const json* keys = Find(o, "matchLabelKeys")) {
+            VC_RETURN_IF_ERROR(ConvStrings(c, *keys, gp.Field("matchLabelKeys"), &g.match_label_keys));
+          }
+          spec.sub_group_policy.push_back(std::move(g));
+          return Status::Ok();
+        }));
         return Get(c, s, p, "minResources", &spec.min_resources);
       },
       [&](const json& s, const Path& p) {
@@ -605,6 +672,67 @@ Status DecodeQueueBody(const Ctx& c, const json& j, Queue* q) {
       });
 }
 
+// ---------------------------------------------------------------------------- HyperNode
+
+Status DecodeHyperNodeBody(const Ctx& c, const json& j, HyperNode* hn) {
+  const Path root;
+  const json* spec = nullptr;
+  VC_RETURN_IF_ERROR(GetObject(c, j, root, "spec", &spec));
+  const Path p = root.Field("spec");
+  if (spec == nullptr) return c.Error(p, "missing required field");
+  if (Find(*spec, "tier") == nullptr) return c.Error(p.Field("tier"), "missing required field");
+  VC_RETURN_IF_ERROR(Get(c, *spec, p, "tier", &hn->spec.tier));
+  if (hn->spec.tier < 0) return c.Error(p.Field("tier"), "must be >= 0");
+  VC_RETURN_IF_ERROR(Get(c, *spec, p, "tierName", &hn->spec.tier_name));
+  return ForEachObject(c, *spec, p, "members", [&](const json& o, const Path& mp) {
+    HyperNodeMember m;
+    std::string type;
+    VC_RETURN_IF_ERROR(Get(c, o, mp, "type", &type));
+    if (type == "Node") {
+      m.type = HyperNodeMember::Type::kNode;
+    } else if (type == "HyperNode") {
+      m.type = HyperNodeMember::Type::kHyperNode;
+    } else {
+      return c.Error(mp.Field("type"), fmt::format("\"{}\" is not one of Node, HyperNode", type));
+    }
+    const json* sel = nullptr;
+    VC_RETURN_IF_ERROR(GetObject(c, o, mp, "selector", &sel));
+    const Path sp = mp.Field("selector");
+    if (sel == nullptr) return c.Error(sp, "missing required field");
+    const json* exact = nullptr;
+    const json* regex = nullptr;
+    const json* label = nullptr;
+    VC_RETURN_IF_ERROR(GetObject(c, *sel, sp, "exactMatch", &exact));
+    VC_RETURN_IF_ERROR(GetObject(c, *sel, sp, "regexMatch", &regex));
+    VC_RETURN_IF_ERROR(GetObject(c, *sel, sp, "labelMatch", &label));
+    const int n = (exact != nullptr) + (regex != nullptr) + (label != nullptr);
+    if (n != 1) {
+      return c.Error(sp, n == 0 ? "either exactMatch or regexMatch or labelMatch must be specified"
+                                : "only one of exactMatch, regexMatch, or labelMatch can be specified");
+    }
+    if (exact != nullptr) {
+      m.selector = HyperNodeMember::Selector::kExact;
+      VC_RETURN_IF_ERROR(Get(c, *exact, sp.Field("exactMatch"), "name", &m.name_or_pattern));
+      if (m.name_or_pattern.empty())
+        return c.Error(sp.Field("exactMatch").Field("name"), "must not be empty");
+    } else if (regex != nullptr) {
+      m.selector = HyperNodeMember::Selector::kRegex;
+      VC_RETURN_IF_ERROR(Get(c, *regex, sp.Field("regexMatch"), "pattern", &m.name_or_pattern));
+      if (m.name_or_pattern.empty()) {
+        return c.Error(sp.Field("regexMatch").Field("pattern"), "must not be empty");
+      }
+    } else {
+      if (m.type != HyperNodeMember::Type::kNode) {
+        return c.Error(sp.Field("labelMatch"), "labelMatch is only allowed for members of type Node");
+      }
+      m.selector = HyperNodeMember::Selector::kLabel;
+      VC_RETURN_IF_ERROR(Conv(c, *label, sp.Field("labelMatch"), &m.labels));
+    }
+    hn->spec.members.push_back(std::move(m));
+    return Status::Ok();
+  });
+}
+
 // ----------------------------------------------------------- PriorityClass, ResourceQuota
 
 Status DecodePriorityClassBody(const Ctx& c, const json& j, PriorityClass* pc) {
@@ -625,7 +753,16 @@ Status DecodeResourceQuotaBody(const Ctx& c, const json& j, ResourceQuota* rq) {
 
 // ----------------------------------------------------------------------------- dispatch
 
-enum class KindId : uint8_t { kPod, kNode, kPodGroup, kQueue, kPriorityClass, kResourceQuota, kOther };
+enum class KindId : uint8_t {
+  kPod,
+  kNode,
+  kPodGroup,
+  kQueue,
+  kPriorityClass,
+  kResourceQuota,
+  kHyperNode,
+  kOther
+};
 
 // Picks the typed decoder from (group, kind). A kind we model but from another API group (a
 // different CRD that happens to be called Queue) is Unstructured; a known group with a
@@ -650,6 +787,7 @@ Result<KindId> Classify(const Ctx& c, std::string_view api_version, std::string_
       {"PriorityClass", "scheduling.k8s.io", {"v1", "v1beta1", "v1alpha1"}, KindId::kPriorityClass},
       {"PodGroup", "scheduling.volcano.sh", {"v1beta1", "v1alpha1", "v1alpha2"}, KindId::kPodGroup},
       {"Queue", "scheduling.volcano.sh", {"v1beta1", "v1alpha1", "v1alpha2"}, KindId::kQueue},
+      {"HyperNode", "topology.volcano.sh", {"v1alpha1"}, KindId::kHyperNode},
   };
   for (const Known& k : kKnown) {
     if (kind != k.kind) continue;
@@ -764,6 +902,9 @@ Result<Object> DecodeValue(const json& j, const DecodeOptions& opt) {
     case KindId::kResourceQuota:
       c.kind = "ResourceQuota";
       return DecodeTyped<ResourceQuota>(c, j, *meta, DecodeResourceQuotaBody);
+    case KindId::kHyperNode:
+      c.kind = "HyperNode";
+      return DecodeTyped<HyperNode>(c, j, *meta, DecodeHyperNodeBody);
     case KindId::kOther:
       break;
   }

@@ -155,6 +155,23 @@ json J(const PodGroupCondition& c) {
           {"message", c.message}};
 }
 
+json J(const LabelSelector& sel);
+json J(const NetworkTopologySpec& t);
+
+json TopologyJson(const std::optional<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
+
+json SubGroupsJson(const std::vector<SubGroupPolicy>& groups) {
+  json out = json::array();
+  for (const auto& g : groups) {
+    out.push_back({{"name", g.name},
+                   {"sub_group_size", g.sub_group_size},
+                   {"network_topology", TopologyJson(g.network_topology)},
+                   {"label_selector", g.label_selector ? J(*g.label_selector) : json(nullptr)},
+                   {"match_label_keys", J(g.match_label_keys)}});
+  }
+  return out;
+}
+
 json J(const PodGroup& pg) {
   json mtm = json::array();
   for (const auto& [k, v] : pg.spec.min_task_member) mtm.push_back(json::array({k, v}));
@@ -164,7 +181,9 @@ json J(const PodGroup& pg) {
             {"min_task_member", mtm},
             {"queue", pg.spec.queue},
             {"priority_class_name", pg.spec.priority_class_name},
-            {"min_resources", J(pg.spec.min_resources)}}},
+            {"min_resources", J(pg.spec.min_resources)},
+            {"network_topology", TopologyJson(pg.spec.network_topology)},
+            {"sub_group_policy", SubGroupsJson(pg.spec.sub_group_policy)}}},
           {"status",
            {{"phase", pg.status.phase},
             {"conditions", J(pg.status.conditions)},
@@ -204,6 +223,32 @@ json J(const ResourceQuota& rq) {
           {"spec_hard", J(rq.spec_hard)},
           {"status_hard", J(rq.status_hard)},
           {"status_used", J(rq.status_used)}};
+}
+
+json J(const LabelSelector& sel) {
+  json exprs = json::array();
+  for (const auto& r : sel.match_expressions) {
+    exprs.push_back({{"key", r.key}, {"operator", r.op}, {"values", J(r.values)}});
+  }
+  return {{"match_labels", J(sel.match_labels)}, {"match_expressions", exprs}};
+}
+
+json J(const NetworkTopologySpec& t) {
+  return {{"mode", t.mode},
+          {"highest_tier_allowed", t.highest_tier_allowed ? json(*t.highest_tier_allowed) : json(nullptr)},
+          {"highest_tier_name", t.highest_tier_name}};
+}
+
+json J(const HyperNode& hn) {
+  json members = json::array();
+  for (const auto& m : hn.spec.members) {
+    members.push_back({{"type", static_cast<int>(m.type)},
+                       {"selector", static_cast<int>(m.selector)},
+                       {"name_or_pattern", m.name_or_pattern},
+                       {"labels", J(m.labels)}});
+  }
+  return {{"metadata", J(hn.metadata)},
+          {"spec", {{"tier", hn.spec.tier}, {"tier_name", hn.spec.tier_name}, {"members", members}}}};
 }
 
 json J(const Unstructured& u) {

@@ -17,6 +17,7 @@ constexpr std::string_view StaticKind() {
   if constexpr (std::is_same_v<T, Queue>) return "Queue";
   if constexpr (std::is_same_v<T, PriorityClass>) return "PriorityClass";
   if constexpr (std::is_same_v<T, ResourceQuota>) return "ResourceQuota";
+  if constexpr (std::is_same_v<T, HyperNode>) return "HyperNode";
   return {};
 }
 
@@ -66,6 +67,35 @@ std::string_view WatchEventTypeName(WatchEventType t) {
       return "ERROR";
   }
   return "UNKNOWN";
+}
+
+bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels) {
+  for (const auto& [k, v] : selector.match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : selector.match_expressions) {
+    auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    auto in_values = [&] {
+      for (const auto& v : r.values) {
+        if (v == it->second) return true;
+      }
+      return false;
+    };
+    if (r.op == "In") {
+      if (!has || !in_values()) return false;
+    } else if (r.op == "NotIn") {
+      if (has && in_values()) return false;
+    } else if (r.op == "Exists") {
+      if (!has) return false;
+    } else if (r.op == "DoesNotExist") {
+      if (has) return false;
+    } else {
+      return false;  // the decoder refuses other operators
+    }
+  }
+  return true;
 }
 
 }  // namespace volcache::k8s

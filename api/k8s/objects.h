@@ -1,7 +1,8 @@
 #pragma once
 // The Kubernetes object model volcache reads: the fields a batch scheduler needs from
 // core/v1 Pods, Nodes and ResourceQuotas, scheduling.k8s.io/v1 PriorityClasses, and
-// scheduling.volcano.sh/v1beta1 PodGroups and Queues. Objects are plain values; the
+// scheduling.volcano.sh/v1beta1 PodGroups and Queues, topology.volcano.sh/v1alpha1
+// HyperNodes. Objects are plain values; the
 // decoder (api/k8s/decode.h) builds them from JSON/YAML and validates every quantity.
 //
 // A decoded Pod is shared with plugins as `std::shared_ptr<const Pod>` (PodPtr): it is
@@ -170,12 +171,45 @@ struct PodGroupCondition {
   std::string message;
 };
 
+// metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  StringMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+// Kubernetes' LabelSelectorAsSelector semantics over a label set (an empty selector matches
+// everything).
+bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels);
+
+// PodGroup/subGroup `networkTopology` (Volcano 1.11+).
+struct NetworkTopologySpec {
+  std::string mode = "hard";                    // hard | soft (the CRD's default is hard)
+  std::optional<int32_t> highest_tier_allowed;  // not both this and highest_tier_name
+  std::string highest_tier_name;
+};
+
+struct SubGroupPolicy {
+  std::string name;
+  int32_t sub_group_size = 1;
+  std::optional<NetworkTopologySpec> network_topology;
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> match_label_keys;
+};
+
 struct PodGroupSpec {
   int32_t min_member = 0;
   std::map<std::string, int32_t, std::less<>> min_task_member;
   std::string queue;
   std::string priority_class_name;
   ResourceList min_resources;
+  std::optional<NetworkTopologySpec> network_topology;
+  std::vector<SubGroupPolicy> sub_group_policy;
 };
 
 struct PodGroupStatus {
@@ -235,6 +269,32 @@ struct ResourceQuota {
   ResourceList status_used;
 };
 
+// ------------------------------------------------- topology.volcano.sh HyperNode
+
+// One member of a HyperNode: a Node or HyperNode selected by exactly one selector
+// (labelMatch only for Node members; regexMatch is an unanchored RE2 search).
+struct HyperNodeMember {
+  enum class Type : uint8_t { kNode, kHyperNode };
+  enum class Selector : uint8_t { kExact, kRegex, kLabel };
+  Type type = Type::kNode;
+  Selector selector = Selector::kExact;
+  std::string name_or_pattern;  // exactMatch.name or regexMatch.pattern
+  LabelSelector labels;         // labelMatch
+};
+
+struct HyperNodeSpec {
+  int32_t tier = 0;
+  std::string tier_name;
+  std::vector<HyperNodeMember> members;
+};
+
+// Cluster-scoped; status (nodeCount, conditions) is not read.
+struct HyperNode {
+  ObjectMeta metadata;
+  HyperNodeSpec spec;
+};
+using HyperNodePtr = std::shared_ptr<const HyperNode>;
+
 // A well-formed Kubernetes object of a kind volcache does not model (a vcjob, a
 // Deployment, a CRD). Decoding it succeeds so that manifests can be read whole; the cache
 // refuses it with an error naming the kind.
@@ -244,9 +304,10 @@ struct Unstructured {
   ObjectMeta metadata;
 };
 
-using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, Unstructured>;
+using Object =
+    std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, Unstructured>;
 
-// "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", or the
+// "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", or the
 // Unstructured kind.
 std::string_view KindOf(const Object& obj);
 const ObjectMeta& MetaOf(const Object& obj);

@@ -112,6 +112,40 @@ TEST(CacheRuntimeTest, WaitForCacheSyncWaitsForTheNodeWorkers) {
   EXPECT_EQ(r.rt->cache().num_nodes(), 50u);
 }
 
+// HyperNode events go through their own queue and worker thread, concurrently with node syncs.
+TEST(CacheRuntimeTest, HyperNodeWorkerAppliesHyperNodesAlongsideNodeSyncs) {
+  Rig r(/*inline_exec=*/false);
+  r.rt->Run();
+  for (int i = 0; i < 20; ++i) {
+    k8s::HyperNode hn;
+    hn.metadata.name = "rack-" + std::to_string(i);
+    hn.spec.tier = 1;
+    k8s::HyperNodeMember m;
+    m.name_or_pattern = "n" + std::to_string(i);
+    hn.spec.members.push_back(m);
+    r.rt->cache().AddHyperNode(std::make_shared<const k8s::HyperNode>(hn));
+    r.AddNode("n" + std::to_string(i));
+  }
+  r.rt->MarkInitialListsApplied();
+  ASSERT_TRUE(r.rt->WaitForCacheSync(std::chrono::seconds(60)).ok());
+  // The HyperNode worker is not part of the cache sync: wait for its queue to drain.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  nlohmann::json hns;
+  for (;;) {
+    hns = nlohmann::json::parse(r.rt->cache().Dump())["hyperNodes"];
+    const WorkQueueStats st = r.rt->cache().hypernode_queue().Stats();
+    if ((hns.size() == 20 && st.depth == 0 && st.processing == 0) ||
+        std::chrono::steady_clock::now() > deadline)
+      break;
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(hns.size(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(hns["rack-" + std::to_string(i)]["nodes"], nlohmann::json::array({"n" + std::to_string(i)}));
+  }
+  EXPECT_TRUE(r.rt->cache().HyperNodesReady());
+}
+
 TEST(CacheRuntimeTest, BindIsDispatchedAtTheTwentyMillisecondTickAndFinishes) {
   Rig r;
   r.rt->Run();

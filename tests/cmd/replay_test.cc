@@ -235,6 +235,29 @@ TEST_F(ReplayTest, GangSchedulingExample) {
   EXPECT_EQ(f.r.engine.stats().refused, 1);
 }
 
+// HyperNodes arrive as watch events; the dump carries the forest (SPEC §12): regex members
+// search unanchored (node-1 matches node-10), a cycle is refused and marks the forest not
+// ready, deleting the root re-roots its children.
+TEST_F(ReplayTest, NetworkTopologyExample) {
+  FileReplay f(testing::ExamplesDir() + "/network-topology.jsonl");
+  ASSERT_EQ(f.rc, 0) << f.r.err.str();
+  std::vector<Json> out = f.r.Out();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0]["hyperNodes"], Json::parse(R"({
+      "rack-0":{"tier":1,"tierName":"rack","parent":"spine","children":[],"nodes":["node-0","node-1"]},
+      "rack-1":{"tier":1,"tierName":"rack","parent":"spine","children":[],"nodes":["node-1","node-10"]},
+      "spine":{"tier":2,"tierName":"","parent":null,"children":["rack-0","rack-1"],
+               "nodes":["node-0","node-1","node-10"]}})"));
+  EXPECT_EQ(out[0]["hyperNodesReady"], true);
+  EXPECT_EQ(out[1]["hyperNodes"], out[0]["hyperNodes"]);  // the cycle is refused
+  EXPECT_EQ(out[1]["hyperNodesReady"], false);
+  // Without spine the refused rack-0 (now claiming a HyperNode that is gone) applies.
+  EXPECT_EQ(out[2]["hyperNodes"], Json::parse(R"({
+      "rack-0":{"tier":1,"tierName":"rack","parent":null,"children":[],"nodes":[]},
+      "rack-1":{"tier":1,"tierName":"rack","parent":null,"children":[],"nodes":["node-1","node-10"]}})"));
+  EXPECT_EQ(out[2]["hyperNodesReady"], true);
+}
+
 TEST_F(ReplayTest, FailedBindExample) {
   FileReplay f(testing::ExamplesDir() + "/failed-bind.jsonl");
   ASSERT_EQ(f.rc, 0) << f.r.err.str();
