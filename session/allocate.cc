@@ -657,7 +657,7 @@ class Allocator {
     std::vector<std::string> reasons;
     for (NodeSlot* n : domain_) {
       const size_t before = reasons.size();
-      CheckNode(task, req, *n, &reasons);
+      CheckNode(task, req, *n, pipeline_pass_ ? n->future : n->avail, &reasons);
       if (reasons.size() != before) continue;
       const int64_t s = ScoreNode(*n, req, o_, scalar_weights_);
       if (best == nullptr || s > best_score) {
