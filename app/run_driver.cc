@@ -7,9 +7,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include "api/mutex.h"
+#include "cache/hypernode_forest.h"
 #include "session/allocate.h"
 #include "session/reclaim.h"
 
@@ -137,6 +139,42 @@ struct FairnessAcc {
   }
 };
 
+// See TopologyReport. The leaf sets come from the cache's own forest type, built here over the
+// workload's nodes and HyperNodes (so a manifest's regex or label members count the same way).
+TopologyReport TopologySpans(const SimWorkload& w, const std::vector<JobRecord>& records) {
+  TopologyReport r;
+  if (w.hypernodes.empty()) return r;
+  r.enabled = true;
+  HyperNodeForest forest;
+  for (const auto& n : w.nodes) forest.UpsertNode(n->metadata.name, n->metadata.labels);
+  for (const auto& hn : w.hypernodes) forest.Apply(hn);  // a refused one just holds no nodes
+  std::vector<std::pair<int32_t, std::set<std::string>>> domains;  // by tier, lowest first
+  for (auto& [name, v] : forest.Views()) domains.emplace_back(v.tier, std::set<std::string>(v.nodes.begin(), v.nodes.end()));
+  std::stable_sort(domains.begin(), domains.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<std::string, int32_t> min_member;
+  for (const auto& j : w.jobs)
+    min_member[j.pod_group->metadata.namespace_ + "/" + j.pod_group->metadata.name] = j.pod_group->spec.min_member;
+  for (const JobRecord& j : records) {
+    if (!j.all_started || j.nodes.empty()) continue;
+    TopologyReport::JobSpan span{j.name, min_member[j.name], j.nodes.size(), 0};
+    for (const auto& [tier, nodes] : domains) {
+      if (std::includes(nodes.begin(), nodes.end(), j.nodes.begin(), j.nodes.end())) {
+        span.tier = tier;
+        break;
+      }
+    }
+    ++r.span_histogram[span.tier];
+    if (span.min_member > 1) {
+      ++r.gangs;
+      r.gangs_in_one_rack += span.tier == 1 ? 1 : 0;
+    }
+    r.jobs.push_back(std::move(span));
+  }
+  r.gang_rack_share = r.gangs > 0 ? static_cast<double>(r.gangs_in_one_rack) / static_cast<double>(r.gangs) : 0;
+  return r;
+}
+
 }  // namespace
 
 struct SimRun::State {
@@ -183,6 +221,7 @@ Status SimRun::Load() {
   auto w = LoadWorkload(s_->options.workload, s_->options.trace);
   if (!w.ok()) return w.status();
   if (w->nodes.empty()) return Status::InvalidArgument("workload " + s_->options.workload + ": no nodes");
+  if (Status t = sim::AddTopology(s_->options.topology, &*w); !t.ok()) return t;
   s_->workload = std::move(*w);
   s_->sim->Load(s_->workload);
   s_->runtime->Run();
@@ -369,6 +408,7 @@ RunReport SimRun::Run() {
   }
 
   report.fairness = fair.Report(o.scheduler);
+  report.topology = TopologySpans(s.workload, s.sim->jobs());
   for (const std::string& e : fair.check_errors) report.errors.push_back("evictions: " + e);
 
   // Errors.
@@ -443,6 +483,18 @@ std::string RunReport::ToJson() const {
                    {"bursts", fairness.bursts},
                    {"unconverged", fairness.unconverged},
                    {"convergence_periods", PercentilesJson(fairness.convergence_periods)}};
+  if (topology.enabled) {
+    auto spans = nlohmann::ordered_json::object();
+    for (const auto& [tier, n] : topology.span_histogram) spans[std::to_string(tier)] = n;
+    auto jobs_json = nlohmann::ordered_json::array();
+    for (const auto& s : topology.jobs)
+      jobs_json.push_back({{"name", s.name}, {"min_member", s.min_member}, {"nodes", s.nodes}, {"tier", s.tier}});
+    j["topology"] = {{"gangs", topology.gangs},
+                     {"gangs_in_one_rack", topology.gangs_in_one_rack},
+                     {"gang_rack_share", topology.gang_rack_share},
+                     {"span_histogram", spans},
+                     {"jobs", jobs_json}};
+  }
   j["cluster"] = {{"binds", sim.binds},
                   {"bind_faults", sim.bind_faults},
                   {"bind_conflicts", sim.bind_conflicts},
@@ -497,6 +549,14 @@ std::string RunReport::ToText() const {
       line(fmt::format("  {:<16} held/deserved {:+6.1f}%  evicted {:>5}  evicted for it {:>5}", q.name,
                        100 * q.share_error, q.evicted, q.evicted_for));
     }
+  }
+  if (topology.enabled) {
+    std::string spans;
+    for (const auto& [tier, n] : topology.span_histogram)
+      spans += fmt::format("{}{}: {}", spans.empty() ? "" : ", ", tier == 0 ? "none" : "tier " + std::to_string(tier), n);
+    line(fmt::format("topology: {} of {} gang jobs placed within one rack ({:.1f}%); jobs by span: {}",
+                     topology.gangs_in_one_rack, topology.gangs, 100 * topology.gang_rack_share,
+                     spans.empty() ? "none placed" : spans));
   }
   if (sim.bind_faults + sim.bind_conflicts + sim.events_dropped > 0) {
     line(fmt::format("injected faults: {} bind errors, {} conflicts, {} watch events lost ({} relists)",

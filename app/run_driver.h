@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ namespace volcache::app {
 struct RunOptions {
   std::string workload = "trace:philly";
   sim::TraceOptions trace;
+  // `--topology racks:N,spines:M`: HyperNodes over the simulated nodes (sim::AddTopology);
+  // rack_nodes 0 = none (a manifest's own HyperNodes are used either way).
+  sim::TopologyOptions topology;
   sim::SimOptions sim;
   RuntimeOptions runtime;  // inline_execution is forced on
   SchedulerOptions scheduler;
@@ -91,6 +95,25 @@ struct FairnessReport {
   Percentiles convergence_periods;  // schedule periods from a burst to convergence
 };
 
+// Where the jobs ran against the network topology, when the workload has HyperNodes (SPEC
+// §12; `--topology` or a manifest's). A job's span tier is the lowest tier of a HyperNode whose
+// leaf set holds every node a pod of the job started on (0: no HyperNode holds them all); only
+// jobs whose whole gang started count. A gang is a job with minMember > 1; it is "in one rack"
+// when its span tier is 1 (with `--topology`, tier 1 is the rack).
+struct TopologyReport {
+  bool enabled = false;  // the workload has HyperNodes
+  struct JobSpan {
+    std::string name;  // ns/name of the PodGroup
+    int32_t min_member = 0;
+    size_t nodes = 0;  // distinct nodes its pods started on
+    int32_t tier = 0;
+  };
+  std::vector<JobSpan> jobs;                  // by name
+  std::map<int32_t, size_t> span_histogram;   // span tier → jobs
+  size_t gangs = 0, gangs_in_one_rack = 0;    // gangs whose whole gang started
+  double gang_rack_share = 0;                 // gangs_in_one_rack / gangs (0 without gangs)
+};
+
 inline constexpr size_t kShareSeriesPeriod = 60;
 
 struct RunReport {
@@ -110,6 +133,7 @@ struct RunReport {
   Percentiles session_ms;   // whole cycle
   std::vector<QueueReport> queues;
   FairnessReport fairness;
+  TopologyReport topology;
   sim::SimStats sim;
   std::vector<std::string> errors;  // refused events, invariant violations, cache ≠ cluster
 

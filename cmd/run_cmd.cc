@@ -40,6 +40,7 @@ struct RunFlags {
   bool quiet = false;
   bool shared_pool = false;
   bool no_reclaim = false;
+  std::string topology;  // --topology racks:N,spines:M (checked at parse time)
   std::string actions;  // empty: "allocate", or with --shared-pool all four (reclaim unless --no-reclaim)
   BindFlowFlags bind_flow;
 };
@@ -81,6 +82,16 @@ int Run(RunFlags& f) {
     f.run.scheduler.reclaim = !f.no_reclaim;
     f.run.scheduler.session.pipeline = true;
     f.run.scheduler.check_evictions = true;
+  }
+  if (!f.topology.empty()) {
+    auto t = sim::ParseTopology(f.topology);
+    if (!t.ok()) {  // the validator already refused it; kept for a --config value
+      std::cerr << "--topology: " << t.status().message() << "\n";
+      return 2;
+    }
+    t->mode = f.run.topology.mode;
+    t->highest_tier = f.run.topology.highest_tier;
+    f.run.topology = *t;
   }
   if (!f.actions.empty()) {
     if (Status s = ApplyActions(f.actions, &f.run.scheduler); !s.ok()) {
@@ -192,6 +203,23 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--actions", f->actions,
                  "the session's actions, Volcano's list: allocate, plus any of enqueue, reclaim, preempt "
                  "(default: allocate; with --shared-pool: all four)");
+  sub.add_option("--topology", f->topology,
+                 "racks:N[,spines:M]: HyperNodes over the simulated nodes in name order, racks of N nodes "
+                 "(tier 1) and spines of M racks (tier 2); the report shows each job's span tier")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto t = sim::ParseTopology(v);
+            return t.ok() ? std::string() : t.status().message();
+          },
+          "racks:N[,spines:M]"));
+  sub.add_option("--topology-mode", f->run.topology.mode,
+                 "with --topology: what every gang job (minMember > 1) asks for: hard | soft | none")
+      ->check(CLI::IsMember({"hard", "soft", "none"}))
+      ->capture_default_str();
+  sub.add_option("--topology-tier", f->run.topology.highest_tier,
+                 "with --topology: the gangs' networkTopology.highestTierAllowed")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
   sub.add_flag("--no-admin", f->no_admin, "do not start the HTTP admin server");
   AddAdminFlags(sub, &f->admin);
   AddConfigFlag(sub);

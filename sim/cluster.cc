@@ -164,6 +164,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     const std::string job = JobOf(*pod);
     running.Add(RequestOf(*pod));
     ++stats.pod_starts;
+    records[job].nodes.insert(pod->spec.node_name);
     PutPodLocked(pod, EventType::kUpdate);
     if (++running_pods[job] == records[job].tasks && !records[job].all_started) {
       records[job].all_started = clock->Now();
@@ -259,6 +260,7 @@ void SimCluster::Load(const SimWorkload& w) {
     if (a.ok()) s.allocatable.Add(*a);
     s.EmitLocked(EventType::kAdd, *n);
   }
+  for (const auto& hn : w.hypernodes) s.EmitLocked(EventType::kAdd, *hn);
   for (const auto& job : w.jobs) {
     const std::string key = Key(job.pod_group->metadata);
     s.job_specs[key] = job;

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@ struct JobRecord {
   TimePoint submit{};
   std::optional<TimePoint> all_started;  // the whole gang Running
   std::optional<TimePoint> finished;     // every pod Succeeded
+  std::set<std::string> nodes;           // every node a pod of the job started on
 };
 
 struct SimStats {
@@ -85,7 +87,8 @@ class SimCluster final : public ClusterSource,
 
   // The watch. Set before Load.
   void SetDeliver(Deliver deliver);
-  // Creates nodes, queues and priority classes now and schedules every job's arrival.
+  // Creates nodes, HyperNodes, queues and priority classes now and schedules every job's
+  // arrival.
   void Load(const SimWorkload& workload);
   // Stops scheduling further work (pending timers become no-ops).
   void Shutdown();

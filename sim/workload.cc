@@ -347,6 +347,10 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
       if (pg->metadata.resource_version.empty()) pg->metadata.resource_version = "1";
       job.pod_group = std::make_shared<const k8s::PodGroup>(std::move(*pg));
       jobs[key] = std::move(job);
+    } else if (auto* hn = std::get_if<k8s::HyperNode>(&obj)) {
+      if (hn->metadata.uid.empty()) hn->metadata.uid = "sim-hypernode-" + hn->metadata.name;
+      if (hn->metadata.resource_version.empty()) hn->metadata.resource_version = "1";
+      w.hypernodes.push_back(std::make_shared<const k8s::HyperNode>(std::move(*hn)));
     } else if (auto* p = std::get_if<k8s::Pod>(&obj)) {
       pods.push_back(std::move(*p));
     } else {
@@ -400,6 +404,97 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
   std::stable_sort(w.jobs.begin(), w.jobs.end(),
                    [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
   return w;
+}
+
+Result<TopologyOptions> ParseTopology(const std::string& spec) {
+  TopologyOptions t;
+  bool racks = false, spines = false;
+  std::stringstream in(spec);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const auto colon = part.find(':');
+    const std::string key = part.substr(0, colon);
+    const std::string value = colon == std::string::npos ? "" : part.substr(colon + 1);
+    bool* seen = key == "racks" ? &racks : key == "spines" ? &spines : nullptr;
+    if (seen == nullptr || *seen) {
+      return Status::InvalidArgument(fmt::format(
+          "topology \"{}\": \"{}\" is not racks:N or spines:M (each at most once)", spec, part));
+    }
+    *seen = true;
+    char* end = nullptr;
+    const long n = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || n < 1 || n > 1000000) {
+      return Status::InvalidArgument(
+          fmt::format("topology \"{}\": {}: \"{}\" is not a whole number >= 1", spec, key, value));
+    }
+    (key == "racks" ? t.rack_nodes : t.spine_racks) = static_cast<int>(n);
+  }
+  if (!racks) return Status::InvalidArgument(fmt::format("topology \"{}\": racks:N is required", spec));
+  return t;
+}
+
+Status AddTopology(const TopologyOptions& t, SimWorkload* w) {
+  if (t.rack_nodes < 1) return Status::Ok();
+  if (!w->hypernodes.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "topology: workload {} already has {} HyperNodes; use either them or racks:N", w->name,
+        w->hypernodes.size()));
+  }
+  if (t.mode != "hard" && t.mode != "soft" && t.mode != "none") {
+    return Status::InvalidArgument(fmt::format("topology mode \"{}\": want hard, soft or none", t.mode));
+  }
+  if (t.highest_tier < 1) {
+    return Status::InvalidArgument(fmt::format("topology highest tier {}: want >= 1", t.highest_tier));
+  }
+  std::vector<std::string> names;
+  names.reserve(w->nodes.size());
+  for (const auto& n : w->nodes) names.push_back(n->metadata.name);
+  std::sort(names.begin(), names.end());
+  auto make = [](std::string name, int32_t tier, std::string tier_name, k8s::HyperNodeMember::Type type,
+                 const std::vector<std::string>& members) {
+    auto hn = std::make_shared<k8s::HyperNode>();
+    hn->metadata.name = std::move(name);
+    hn->metadata.uid = "sim-hypernode-" + hn->metadata.name;
+    hn->metadata.resource_version = "1";
+    hn->spec.tier = tier;
+    hn->spec.tier_name = std::move(tier_name);
+    for (const auto& m : members) {
+      k8s::HyperNodeMember member;
+      member.type = type;
+      member.selector = k8s::HyperNodeMember::Selector::kExact;
+      member.name_or_pattern = m;
+      hn->spec.members.push_back(std::move(member));
+    }
+    return k8s::HyperNodePtr(std::move(hn));
+  };
+  std::vector<std::string> racks;
+  for (size_t i = 0; i < names.size(); i += static_cast<size_t>(t.rack_nodes)) {
+    const auto last = std::min(names.size(), i + static_cast<size_t>(t.rack_nodes));
+    racks.push_back(fmt::format("rack-{}", racks.size()));
+    w->hypernodes.push_back(make(racks.back(), 1, "rack", k8s::HyperNodeMember::Type::kNode,
+                                 {names.begin() + static_cast<std::ptrdiff_t>(i),
+                                  names.begin() + static_cast<std::ptrdiff_t>(last)}));
+  }
+  if (t.spine_racks > 0) {
+    for (size_t i = 0, k = 0; i < racks.size(); i += static_cast<size_t>(t.spine_racks), ++k) {
+      const auto last = std::min(racks.size(), i + static_cast<size_t>(t.spine_racks));
+      w->hypernodes.push_back(make(fmt::format("spine-{}", k), 2, "spine",
+                                   k8s::HyperNodeMember::Type::kHyperNode,
+                                   {racks.begin() + static_cast<std::ptrdiff_t>(i),
+                                    racks.begin() + static_cast<std::ptrdiff_t>(last)}));
+    }
+  }
+  if (t.mode == "none") return Status::Ok();
+  for (SimJob& job : w->jobs) {
+    if (job.pod_group->spec.min_member <= 1 || job.pod_group->spec.network_topology) continue;
+    auto pg = std::make_shared<k8s::PodGroup>(*job.pod_group);
+    k8s::NetworkTopologySpec nt;
+    nt.mode = t.mode;
+    nt.highest_tier_allowed = t.highest_tier;
+    pg->spec.network_topology = nt;
+    job.pod_group = std::move(pg);
+  }
+  return Status::Ok();
 }
 
 Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& o) {

@@ -39,7 +39,8 @@ struct SimWorkload {
   std::vector<k8s::NodePtr> nodes;
   std::vector<std::shared_ptr<const k8s::Queue>> queues;
   std::vector<std::shared_ptr<const k8s::PriorityClass>> priority_classes;
-  std::vector<SimJob> jobs;  // in arrival order
+  std::vector<k8s::HyperNodePtr> hypernodes;  // a manifest's, or AddTopology's
+  std::vector<SimJob> jobs;                   // in arrival order
   size_t total_jobs = 0;     // traces: jobs in the whole trace, before the slice
 };
 
@@ -69,6 +70,26 @@ Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& op
 Result<SimWorkload> LoadPhillyTrace(const std::string& dir, const TraceOptions& options);
 Result<SimWorkload> LoadAlibabaTrace(const std::string& dir, const TraceOptions& options);
 Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& options);
+
+// The simulated network topology (`volcache run --topology racks:N,spines:M`, SPEC §12).
+// HyperNodes over the workload's nodes in node-name order: tier 1 "rack-<i>" (tierName "rack")
+// each selecting N consecutive nodes by exactMatch (the last rack may hold fewer), and, when
+// M > 0, tier 2 "spine-<i>" (tierName "spine") each selecting M consecutive racks by
+// exactMatch. Every gang job (minMember > 1) that sets no networkTopology of its own then asks
+// for `mode` with highestTierAllowed `highest_tier` (mode "none": gangs ask for nothing).
+struct TopologyOptions {
+  int rack_nodes = 0;   // N; 0 = no topology
+  int spine_racks = 0;  // M; 0 = racks only
+  std::string mode = "soft";  // hard | soft | none
+  int32_t highest_tier = 2;
+};
+
+// "racks:N" or "racks:N,spines:M" (N >= 1, M >= 1, each key once). The error quotes the spec and
+// names the part that is wrong.
+Result<TopologyOptions> ParseTopology(const std::string& spec);
+// Adds the HyperNodes and the gangs' networkTopology. InvalidArgument when the workload already
+// has HyperNodes (a manifest's) or `mode`/`highest_tier` are not valid.
+Status AddTopology(const TopologyOptions& topology, SimWorkload* workload);
 
 // ../shared/data (or $VOLCACHE_DATA_DIR).
 std::string DataDir();
