@@ -147,14 +147,16 @@ TopologyReport TopologySpans(const SimWorkload& w, const std::vector<JobRecord>&
   r.enabled = true;
   HyperNodeForest forest;
   for (const auto& n : w.nodes) forest.UpsertNode(n->metadata.name, n->metadata.labels);
-  for (const auto& hn : w.hypernodes) forest.Apply(hn);  // a refused one just holds no nodes
+  for (const auto& hn : w.hypernodes) forest.Apply(hn);            // a refused one just holds no nodes
   std::vector<std::pair<int32_t, std::set<std::string>>> domains;  // by tier, lowest first
-  for (auto& [name, v] : forest.Views()) domains.emplace_back(v.tier, std::set<std::string>(v.nodes.begin(), v.nodes.end()));
+  for (auto& [name, v] : forest.Views())
+    domains.emplace_back(v.tier, std::set<std::string>(v.nodes.begin(), v.nodes.end()));
   std::stable_sort(domains.begin(), domains.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::map<std::string, int32_t> min_member;
   for (const auto& j : w.jobs)
-    min_member[j.pod_group->metadata.namespace_ + "/" + j.pod_group->metadata.name] = j.pod_group->spec.min_member;
+    min_member[j.pod_group->metadata.namespace_ + "/" + j.pod_group->metadata.name] =
+        j.pod_group->spec.min_member;
   for (const JobRecord& j : records) {
     if (!j.all_started || j.nodes.empty()) continue;
     TopologyReport::JobSpan span{j.name, min_member[j.name], j.nodes.size(), 0};
@@ -171,7 +173,8 @@ TopologyReport TopologySpans(const SimWorkload& w, const std::vector<JobRecord>&
     }
     r.jobs.push_back(std::move(span));
   }
-  r.gang_rack_share = r.gangs > 0 ? static_cast<double>(r.gangs_in_one_rack) / static_cast<double>(r.gangs) : 0;
+  r.gang_rack_share =
+      r.gangs > 0 ? static_cast<double>(r.gangs_in_one_rack) / static_cast<double>(r.gangs) : 0;
   return r;
 }
 
@@ -488,7 +491,8 @@ std::string RunReport::ToJson() const {
     for (const auto& [tier, n] : topology.span_histogram) spans[std::to_string(tier)] = n;
     auto jobs_json = nlohmann::ordered_json::array();
     for (const auto& s : topology.jobs)
-      jobs_json.push_back({{"name", s.name}, {"min_member", s.min_member}, {"nodes", s.nodes}, {"tier", s.tier}});
+      jobs_json.push_back(
+          {{"name", s.name}, {"min_member", s.min_member}, {"nodes", s.nodes}, {"tier", s.tier}});
     j["topology"] = {{"gangs", topology.gangs},
                      {"gangs_in_one_rack", topology.gangs_in_one_rack},
                      {"gang_rack_share", topology.gang_rack_share},
@@ -553,7 +557,8 @@ std::string RunReport::ToText() const {
   if (topology.enabled) {
     std::string spans;
     for (const auto& [tier, n] : topology.span_histogram)
-      spans += fmt::format("{}{}: {}", spans.empty() ? "" : ", ", tier == 0 ? "none" : "tier " + std::to_string(tier), n);
+      spans += fmt::format("{}{}: {}", spans.empty() ? "" : ", ",
+                           tier == 0 ? "none" : "tier " + std::to_string(tier), n);
     line(fmt::format("topology: {} of {} gang jobs placed within one rack ({:.1f}%); jobs by span: {}",
                      topology.gangs_in_one_rack, topology.gangs, 100 * topology.gang_rack_share,
                      spans.empty() ? "none placed" : spans));

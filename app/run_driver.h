@@ -108,10 +108,10 @@ struct TopologyReport {
     size_t nodes = 0;  // distinct nodes its pods started on
     int32_t tier = 0;
   };
-  std::vector<JobSpan> jobs;                  // by name
-  std::map<int32_t, size_t> span_histogram;   // span tier → jobs
-  size_t gangs = 0, gangs_in_one_rack = 0;    // gangs whose whole gang started
-  double gang_rack_share = 0;                 // gangs_in_one_rack / gangs (0 without gangs)
+  std::vector<JobSpan> jobs;                 // by name
+  std::map<int32_t, size_t> span_histogram;  // span tier → jobs
+  size_t gangs = 0, gangs_in_one_rack = 0;   // gangs whose whole gang started
+  double gang_rack_share = 0;                // gangs_in_one_rack / gangs (0 without gangs)
 };
 
 inline constexpr size_t kShareSeriesPeriod = 60;

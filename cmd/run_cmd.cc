@@ -41,7 +41,7 @@ struct RunFlags {
   bool shared_pool = false;
   bool no_reclaim = false;
   std::string topology;  // --topology racks:N,spines:M (checked at parse time)
-  std::string actions;  // empty: "allocate", or with --shared-pool all four (reclaim unless --no-reclaim)
+  std::string actions;   // empty: "allocate", or with --shared-pool all four (reclaim unless --no-reclaim)
   BindFlowFlags bind_flow;
 };
 

@@ -417,8 +417,8 @@ Result<TopologyOptions> ParseTopology(const std::string& spec) {
     const std::string value = colon == std::string::npos ? "" : part.substr(colon + 1);
     bool* seen = key == "racks" ? &racks : key == "spines" ? &spines : nullptr;
     if (seen == nullptr || *seen) {
-      return Status::InvalidArgument(fmt::format(
-          "topology \"{}\": \"{}\" is not racks:N or spines:M (each at most once)", spec, part));
+      return Status::InvalidArgument(
+          fmt::format("topology \"{}\": \"{}\" is not racks:N or spines:M (each at most once)", spec, part));
     }
     *seen = true;
     char* end = nullptr;
@@ -436,9 +436,9 @@ Result<TopologyOptions> ParseTopology(const std::string& spec) {
 Status AddTopology(const TopologyOptions& t, SimWorkload* w) {
   if (t.rack_nodes < 1) return Status::Ok();
   if (!w->hypernodes.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "topology: workload {} already has {} HyperNodes; use either them or racks:N", w->name,
-        w->hypernodes.size()));
+    return Status::InvalidArgument(
+        fmt::format("topology: workload {} already has {} HyperNodes; use either them or racks:N", w->name,
+                    w->hypernodes.size()));
   }
   if (t.mode != "hard" && t.mode != "soft" && t.mode != "none") {
     return Status::InvalidArgument(fmt::format("topology mode \"{}\": want hard, soft or none", t.mode));
@@ -471,9 +471,9 @@ Status AddTopology(const TopologyOptions& t, SimWorkload* w) {
   for (size_t i = 0; i < names.size(); i += static_cast<size_t>(t.rack_nodes)) {
     const auto last = std::min(names.size(), i + static_cast<size_t>(t.rack_nodes));
     racks.push_back(fmt::format("rack-{}", racks.size()));
-    w->hypernodes.push_back(make(racks.back(), 1, "rack", k8s::HyperNodeMember::Type::kNode,
-                                 {names.begin() + static_cast<std::ptrdiff_t>(i),
-                                  names.begin() + static_cast<std::ptrdiff_t>(last)}));
+    w->hypernodes.push_back(make(
+        racks.back(), 1, "rack", k8s::HyperNodeMember::Type::kNode,
+        {names.begin() + static_cast<std::ptrdiff_t>(i), names.begin() + static_cast<std::ptrdiff_t>(last)}));
   }
   if (t.spine_racks > 0) {
     for (size_t i = 0, k = 0; i < racks.size(); i += static_cast<size_t>(t.spine_racks), ++k) {

@@ -41,7 +41,7 @@ struct SimWorkload {
   std::vector<std::shared_ptr<const k8s::PriorityClass>> priority_classes;
   std::vector<k8s::HyperNodePtr> hypernodes;  // a manifest's, or AddTopology's
   std::vector<SimJob> jobs;                   // in arrival order
-  size_t total_jobs = 0;     // traces: jobs in the whole trace, before the slice
+  size_t total_jobs = 0;                      // traces: jobs in the whole trace, before the slice
 };
 
 struct TraceOptions {
@@ -78,8 +78,8 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
 // exactMatch. Every gang job (minMember > 1) that sets no networkTopology of its own then asks
 // for `mode` with highestTierAllowed `highest_tier` (mode "none": gangs ask for nothing).
 struct TopologyOptions {
-  int rack_nodes = 0;   // N; 0 = no topology
-  int spine_racks = 0;  // M; 0 = racks only
+  int rack_nodes = 0;         // N; 0 = no topology
+  int spine_racks = 0;        // M; 0 = racks only
   std::string mode = "soft";  // hard | soft | none
   int32_t highest_tier = 2;
 };

@@ -2,6 +2,7 @@
 // Scheduler together, on a real trace slice and on a small manifest, with and without faults.
 #include "app/run_driver.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -183,6 +184,154 @@ TEST(SimRunTest, BadWorkloadIsAnErrorNamingIt) {
   Status s = run.Load();
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), ::testing::HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+// Issue 14, the simulator: `--topology racks:2,spines:2` over four 4-CPU nodes makes rack-0
+// {n0, n1} and rack-1 {n2, n3} under spine-0. Fillers hold n1 for 30 s and n3 for 10 s; gang g1
+// (2 × 4 CPUs) arrives at 2 s, when only n0 and n2 are free (one per rack); gang g2 arrives at
+// 40 s on an empty cluster. Without a constraint g1 spans both racks at once; hard mode with
+// highestTierAllowed 1 makes it wait for rack-1; soft mode takes the racks apart (no one rack
+// fits at 2 s) but keeps g2 in one rack.
+std::string TopologyManifest() {
+  std::string m;
+  for (int i = 0; i < 4; ++i) {
+    m += fmt::format(
+        "apiVersion: v1\nkind: Node\nmetadata: {{name: n{0}, labels: {{kubernetes.io/hostname: n{0}}}}}\n"
+        "status:\n  allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n"
+        "  conditions: [{{type: Ready, status: \"True\"}}]\n---\n",
+        i);
+  }
+  auto job = [&](const std::string& name, int pods, const std::string& submit, const std::string& run,
+                 const std::string& node) {
+    m += fmt::format(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: {}\n  namespace: ml\n"
+        "  annotations: {{volcache.io/sim-submit: {}, volcache.io/sim-duration: {}}}\nspec: {{minMember: "
+        "{}}}\n---\n",
+        name, submit, run, pods);
+    for (int i = 0; i < pods; ++i) {
+      m += fmt::format(
+          "apiVersion: v1\nkind: Pod\nmetadata: {{name: {0}-{1}, namespace: ml, annotations: "
+          "{{scheduling.k8s.io/group-name: {0}}}}}\nspec: {{schedulerName: volcano, {2}containers: [{{name: "
+          "m, "
+          "resources: {{requests: {{cpu: \"4\"}}}}}}]}}\n---\n",
+          name, i, node.empty() ? "" : "nodeSelector: {kubernetes.io/hostname: " + node + "}, ");
+    }
+  };
+  job("f1", 1, "0s", "30s", "n1");
+  job("f3", 1, "0s", "10s", "n3");
+  job("g1", 2, "2s", "10s", "");
+  job("g2", 2, "40s", "10s", "");
+  return m;
+}
+
+TopologyReport RunWithTopology(const std::string& path, const std::string& mode, int32_t tier) {
+  RunOptions o;
+  o.workload = path;
+  auto t = sim::ParseTopology("racks:2,spines:2");
+  EXPECT_TRUE(t.ok());
+  o.topology = *t;
+  o.topology.mode = mode;
+  o.topology.highest_tier = tier;
+  SimRun run(o);
+  EXPECT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_TRUE(r.errors.empty()) << r.ToText();
+  EXPECT_TRUE(r.all_finished) << r.ToText();
+  return r.topology;
+}
+
+std::vector<std::pair<std::string, int32_t>> Spans(const TopologyReport& t) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (const auto& j : t.jobs) out.emplace_back(j.name, j.tier);
+  return out;
+}
+
+TEST(SimRunTest, TopologyModesDecideWhetherGangsStayInOneRack) {
+  const std::string path = ::testing::TempDir() + "/topology_run.yaml";
+  { std::ofstream(path) << TopologyManifest(); }
+  using P = std::pair<std::string, int32_t>;
+  TopologyReport none = RunWithTopology(path, "none", 2);
+  ASSERT_TRUE(none.enabled);
+  EXPECT_THAT(Spans(none),
+              ::testing::ElementsAre(P{"ml/f1", 1}, P{"ml/f3", 1}, P{"ml/g1", 2}, P{"ml/g2", 1}));
+  EXPECT_EQ(none.gangs, 2u);
+  EXPECT_EQ(none.gangs_in_one_rack, 1u);
+  EXPECT_DOUBLE_EQ(none.gang_rack_share, 0.5);
+  EXPECT_EQ(none.span_histogram, (std::map<int32_t, size_t>{{1, 3}, {2, 1}}));
+
+  TopologyReport hard = RunWithTopology(path, "hard", 1);
+  EXPECT_THAT(Spans(hard),
+              ::testing::ElementsAre(P{"ml/f1", 1}, P{"ml/f3", 1}, P{"ml/g1", 1}, P{"ml/g2", 1}));
+  EXPECT_EQ(hard.gangs_in_one_rack, 2u);
+  EXPECT_DOUBLE_EQ(hard.gang_rack_share, 1.0);
+  EXPECT_EQ(hard.span_histogram, (std::map<int32_t, size_t>{{1, 4}}));
+
+  TopologyReport soft = RunWithTopology(path, "soft", 2);
+  EXPECT_THAT(Spans(soft),
+              ::testing::ElementsAre(P{"ml/f1", 1}, P{"ml/f3", 1}, P{"ml/g1", 2}, P{"ml/g2", 1}));
+  EXPECT_DOUBLE_EQ(soft.gang_rack_share, 0.5);
+
+  RunOptions plain;
+  plain.workload = path;
+  SimRun run(plain);
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_FALSE(r.topology.enabled);
+  EXPECT_THAT(r.ToText(), ::testing::Not(::testing::HasSubstr("topology:")));
+  EXPECT_FALSE(nlohmann::json::parse(r.ToJson()).contains("topology"));
+  std::remove(path.c_str());
+}
+
+TEST(SimRunTest, TopologyReportInJsonAndText) {
+  const std::string path = ::testing::TempDir() + "/topology_json.yaml";
+  { std::ofstream(path) << TopologyManifest(); }
+  RunOptions o;
+  o.workload = path;
+  o.topology = *sim::ParseTopology("racks:2,spines:2");
+  o.topology.mode = "hard";
+  o.topology.highest_tier = 1;
+  SimRun run(o);
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  auto j = nlohmann::json::parse(r.ToJson());
+  EXPECT_EQ(j["topology"]["gangs"], 2);
+  EXPECT_EQ(j["topology"]["gangs_in_one_rack"], 2);
+  EXPECT_EQ(j["topology"]["gang_rack_share"], 1.0);
+  EXPECT_EQ(j["topology"]["span_histogram"], nlohmann::json::parse(R"({"1": 4})"));
+  EXPECT_EQ(j["topology"]["jobs"][2],
+            nlohmann::json::parse(R"({"name": "ml/g1", "min_member": 2, "nodes": 2, "tier": 1})"));
+  EXPECT_THAT(r.ToText(),
+              ::testing::HasSubstr(
+                  "topology: 2 of 2 gang jobs placed within one rack (100.0%); jobs by span: tier 1: 4"));
+  std::remove(path.c_str());
+}
+
+TEST(SimRunTest, TopologyOverAManifestWithHyperNodesIsRefused) {
+  const std::string path = ::testing::TempDir() + "/topology_hn.yaml";
+  {
+    std::ofstream(path) << TopologyManifest()
+                        << "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: r0}\n"
+                           "spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n0}}}, "
+                           "{type: Node, selector: {exactMatch: {name: n1}}}]}\n";
+  }
+  RunOptions o;
+  o.workload = path;
+  {
+    SimRun run(o);  // the manifest's own HyperNode: the report counts against it
+    ASSERT_TRUE(run.Load().ok());
+    RunReport r = run.Run();
+    EXPECT_TRUE(r.errors.empty()) << r.ToText();
+    ASSERT_TRUE(r.topology.enabled);
+    // f1 ran on n1 (in r0); f3 on n3, in no HyperNode; the gangs ask for nothing.
+    EXPECT_EQ(r.topology.jobs[0].tier, 1);
+    EXPECT_EQ(r.topology.jobs[1].tier, 0);
+  }
+  o.topology = *sim::ParseTopology("racks:2");
+  SimRun run(o);
+  Status s = run.Load();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("already has 1 HyperNodes"));
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineNamingTheFlag) {
        std::vector<std::pair<std::string, std::string>>{{"run --jobs abc", "--jobs"},
                                                         {"run --bogus", "--bogus"},
                                                         {"run --score fastest", "--score"},
+                                                        {"run --topology racks:0", "--topology"},
+                                                        {"run --topology racks:8,leaves:2", "--topology"},
+                                                        {"run --topology-mode strict", "--topology-mode"},
+                                                        {"run --topology-tier 3", "--topology-tier"},
                                                         {"serve --kube-api-qps -1", "--kube-api-qps"},
                                                         {"", "subcommand"},
                                                         {"replay", "FILE"}}) {

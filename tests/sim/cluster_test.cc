@@ -3,6 +3,7 @@
 // driving a real CacheRuntime on a fake clock.
 #include "sim/cluster.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -242,6 +243,64 @@ TEST(WorkloadTest, ASliceWithNoJobsIsRefused) {
   w = LoadWorkload(empty.path(), TraceOptions{});
   ASSERT_FALSE(w.ok());
   EXPECT_THAT(w.status().message(), HasSubstr("no PodGroups or Pods to run"));
+}
+
+TEST(WorkloadTest, ParseTopologyNamesWhatIsWrong) {
+  auto t = ParseTopology("racks:8,spines:4");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->rack_nodes, 8);
+  EXPECT_EQ(t->spine_racks, 4);
+  EXPECT_EQ(ParseTopology("racks:3")->spine_racks, 0);
+  for (const auto& [spec, want] : std::vector<std::pair<std::string, std::string>>{
+           {"", "racks:N is required"},
+           {"spines:4", "racks:N is required"},
+           {"racks:0", "racks: \"0\" is not a whole number >= 1"},
+           {"racks:x", "racks: \"x\" is not a whole number >= 1"},
+           {"racks:8,spines:", "spines: \"\" is not a whole number >= 1"},
+           {"racks:8,racks:2", "\"racks:2\" is not racks:N or spines:M"},
+           {"racks:8,pods:2", "\"pods:2\" is not racks:N or spines:M"}}) {
+    auto r = ParseTopology(spec);
+    ASSERT_FALSE(r.ok()) << spec;
+    EXPECT_THAT(r.status().message(), HasSubstr(want)) << spec;
+    EXPECT_THAT(r.status().message(), HasSubstr("topology \"" + spec + "\"")) << spec;
+  }
+}
+
+TEST(WorkloadTest, AddTopologyBuildsRacksAndSpinesInNodeNameOrderAndConstrainsGangs) {
+  TempFile f(kManifest);
+  auto w = LoadWorkload(f.path(), TraceOptions{});
+  ASSERT_TRUE(w.ok());
+  for (const char* name : {"n4", "n0", "n3", "n2"}) {
+    auto n = std::make_shared<k8s::Node>(*w->nodes[0]);
+    n->metadata.name = name;
+    w->nodes.push_back(n);
+  }
+  TopologyOptions t{.rack_nodes = 2, .spine_racks = 2, .mode = "hard", .highest_tier = 1};
+  ASSERT_TRUE(AddTopology(t, &*w).ok());
+  std::vector<std::string> got;
+  for (const auto& hn : w->hypernodes) {
+    std::string members;
+    for (const auto& m : hn->spec.members) members += " " + m.name_or_pattern;
+    got.push_back(
+        fmt::format("{} tier {} {}:{}", hn->metadata.name, hn->spec.tier, hn->spec.tier_name, members));
+  }
+  EXPECT_THAT(got, ::testing::ElementsAre("rack-0 tier 1 rack: n0 n1", "rack-1 tier 1 rack: n2 n3",
+                                          "rack-2 tier 1 rack: n4", "spine-0 tier 2 spine: rack-0 rack-1",
+                                          "spine-1 tier 2 spine: rack-2"));
+  for (const SimJob& job : w->jobs) {
+    const auto& nt = job.pod_group->spec.network_topology;
+    if (job.pod_group->spec.min_member > 1) {
+      ASSERT_TRUE(nt.has_value()) << job.pod_group->metadata.name;
+      EXPECT_EQ(nt->mode, "hard");
+      EXPECT_EQ(nt->highest_tier_allowed, 1);
+    } else {
+      EXPECT_FALSE(nt.has_value()) << job.pod_group->metadata.name;  // the lone pod
+    }
+  }
+  EXPECT_THAT(AddTopology(t, &*w).message(), HasSubstr("already has 5 HyperNodes"));
+  SimWorkload empty;
+  EXPECT_THAT(AddTopology({.rack_nodes = 1, .mode = "strict"}, &empty).message(),
+              HasSubstr("topology mode \"strict\""));
 }
 
 // A CacheRuntime (inline, fake clock) fed by the simulator's watch.
