@@ -7,10 +7,6 @@
 namespace volcache::cmd {
 
 namespace {
-constexpr kube::ResourceKind kKinds[] = {
-    kube::ResourceKind::kPods,   kube::ResourceKind::kNodes,           kube::ResourceKind::kPodGroups,
-    kube::ResourceKind::kQueues, kube::ResourceKind::kPriorityClasses, kube::ResourceKind::kResourceQuotas};
-
 using metrics::ScrapeFamily;
 using prometheus::MetricType;
 }  // namespace
@@ -75,7 +71,7 @@ std::vector<prometheus::MetricFamily> KubeMetrics::Collect() const {
                            "1 while the reflector waits to retry a failed LIST or watch", MetricType::Gauge,
                            resource);
   const TimePoint now = RealClock::Instance()->Now();
-  for (kube::ResourceKind kind : kKinds) {
+  for (kube::ResourceKind kind : kube::kAllResourceKinds) {
     const std::string name(kube::Info(kind).name);
     const kube::ReflectorStats s = connector_->reflector(kind).stats();
     lists.Add({name}, static_cast<double>(s.lists));

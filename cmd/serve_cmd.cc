@@ -103,10 +103,7 @@ class ContactTracker {
   explicit ContactTracker(kube::Connector* connector) : connector_(connector) {}
   double SecondsSinceContact() EXCLUDES(mu_) {
     uint64_t progress = 0, errors = 0;
-    for (kube::ResourceKind kind :
-         {kube::ResourceKind::kPods, kube::ResourceKind::kNodes, kube::ResourceKind::kPodGroups,
-          kube::ResourceKind::kQueues, kube::ResourceKind::kPriorityClasses,
-          kube::ResourceKind::kResourceQuotas}) {
+    for (kube::ResourceKind kind : kube::kAllResourceKinds) {
       const kube::ReflectorStats st = connector_->reflector(kind).stats();
       progress += st.lists + st.list_pages + st.events + st.bookmarks;
       errors += st.stream_errors;

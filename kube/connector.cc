@@ -14,10 +14,6 @@ namespace volcache::kube {
 
 namespace {
 
-constexpr ResourceKind kAllKinds[] = {
-    ResourceKind::kPods,   ResourceKind::kNodes,           ResourceKind::kPodGroups,
-    ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas};
-
 template <typename T>
 std::shared_ptr<const T> As(const ObjectPtr& obj) {
   return std::shared_ptr<const T>(obj, &std::get<T>(*obj));
@@ -81,7 +77,7 @@ class Connector::Feeder final : public ReflectorHandler {
       case ResourceKind::kPodGroups:
         return conn_->PodGroupIsOurs(std::get<k8s::PodGroup>(obj));
       default:
-        return true;  // queues, priority classes, quotas: shared by every shard
+        return true;  // queues, priority classes, quotas, HyperNodes: shared by every shard
     }
   }
   void Filtered() {
@@ -159,7 +155,7 @@ Connector::Connector(std::unique_ptr<RestClient> client, ConnectorOptions option
                 {.component = options_.event_component, .capacity = 4096, .correlator = {}}) {
   ReflectorOptions ro = options_.reflector;
   if (!ro.clock) ro.clock = clock_;
-  for (ResourceKind kind : kAllKinds) {
+  for (ResourceKind kind : kAllResourceKinds) {
     feeders_.push_back(std::make_unique<Feeder>(this, kind));
     reflectors_.push_back(std::make_unique<Reflector>(kind, client_.get(), feeders_.back().get(), ro));
   }
@@ -234,7 +230,8 @@ void Connector::Start(volcache::EventSink* sink, std::function<void()> initial_l
   // Queues and priority classes before pods and pod groups is not required (the cache
   // handles any order), but it makes the first snapshot complete sooner.
   for (ResourceKind kind : {ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kNodes,
-                            ResourceKind::kPodGroups, ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
+                            ResourceKind::kHyperNodes, ResourceKind::kPodGroups,
+                            ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
     reflector(kind).Start();
   }
   starter_ = std::thread([this, done = std::move(initial_lists_applied)] { Starter(done); });

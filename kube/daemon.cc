@@ -70,9 +70,7 @@ Status KubeDaemon::WaitForSync(const std::function<bool()>& cancelled) {
   if (!s.ok()) {
     // Name the resources whose first LIST never completed (RBAC, missing CRDs, ...).
     std::string pending;
-    for (ResourceKind kind :
-         {ResourceKind::kPods, ResourceKind::kNodes, ResourceKind::kPodGroups, ResourceKind::kQueues,
-          ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas}) {
+    for (ResourceKind kind : kAllResourceKinds) {
       if (!connector_->reflector(kind).HasSynced()) {
         pending += (pending.empty() ? "" : ", ") + std::string(Info(kind).name);
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -29,7 +30,10 @@ const ResourceInfo kInfos[] = {
     {"queues", "Queue", "scheduling.volcano.sh/v1beta1", "/apis/scheduling.volcano.sh/v1beta1", false},
     {"priorityclasses", "PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1", false},
     {"resourcequotas", "ResourceQuota", "v1", "/api/v1", true},
+    {"hypernodes", "HyperNode", "topology.volcano.sh/v1alpha1", "/apis/topology.volcano.sh/v1alpha1", false,
+     /*optional=*/true},
 };
+static_assert(std::size(kInfos) == std::size(kAllResourceKinds));
 
 std::string PeekMeta(const json& obj, const char* field) {
   auto m = obj.find("metadata");
@@ -186,13 +190,13 @@ std::string Reflector::Selectors() const {
   return q;
 }
 
-bool Reflector::SleepBackoff(Duration d) {
+bool Reflector::SleepBackoff(Duration d, bool retry) {
   uint64_t gen = 0;
   {
     MutexLock lock(&mu_);
     if (stopping_) return false;
     gen = wake_generation_;
-    stats_.backing_off = true;
+    stats_.backing_off = retry;
   }
   bool stop = false;
   {
@@ -271,13 +275,35 @@ void Reflector::Loop() {
   while (!stopping()) {
     if (need_list) {
       int http_status = 0;
-      Status s = ListAndReplace(&http_status);
+      bool not_served = false;
+      Status s = ListAndReplace(&http_status, &not_served);
       if (!s.ok()) {
         if (stopping()) break;
         const Duration wait = backoff.Next();
         Failure("list", http_status, s, wait);
         if (!SleepBackoff(wait)) break;
         continue;
+      }
+      const ResourceInfo& info = Info(kind_);
+      if (not_served) {
+        // Synced with nothing; nothing to watch. LIST again later, with backoff.
+        const Duration wait = backoff.Next();
+        if (!not_served_logged_) {
+          not_served_logged_ = true;
+          spdlog::info(
+              "reflector {}: the server does not serve {} {} (HTTP 404: the CRD is not installed); "
+              "treating it as empty and checking again with backoff (up to {} ms)",
+              info.name, info.api_version, info.name,
+              std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_backoff).count());
+        }
+        if (!SleepBackoff(wait, /*retry=*/false)) break;
+        continue;
+      }
+      if (not_served_logged_) {
+        not_served_logged_ = false;
+        backoff.Reset();
+        spdlog::info("reflector {}: {} {} is served now; watching it", info.name, info.api_version,
+                     info.name);
       }
       need_list = false;
     }
@@ -299,7 +325,7 @@ void Reflector::Loop() {
   cv_.SignalAll();
 }
 
-Status Reflector::ListAndReplace(int* http_status) {
+Status Reflector::ListAndReplace(int* http_status, bool* not_served) {
   const ResourceInfo& info = Info(kind_);
   const std::string base = CollectionPath(kind_);
   std::string list_rv;
@@ -330,6 +356,15 @@ Status Reflector::ListAndReplace(int* http_status) {
       errors.clear();
       list_rv.clear();
       continue;
+    }
+    if (resp->status == 404 && info.optional && token.empty()) {
+      // No such resource (its CRD is not installed): the same as an empty list.
+      *not_served = true;
+      items.clear();
+      undecodable.clear();
+      errors.clear();
+      list_rv.clear();
+      break;
     }
     if (Status e = ApiError(resp->status, resp->body, fmt::format("list {}", info.name)); !e.ok()) {
       *http_status = resp->status;
@@ -411,8 +446,10 @@ Status Reflector::ListAndReplace(int* http_status) {
     }
     stats_.tombstones += gone.size();
     stats_.decode_errors += errors.size();
-    if (stats_.lists > 0) ++stats_.relists;
+    // The re-checks of a resource not served are not relists (nothing was lost).
+    if (stats_.lists > 0 && !*not_served && !stats_.not_served) ++stats_.relists;
     ++stats_.lists;
+    stats_.not_served = *not_served;
     stats_.last_list = clock_->Now();
     stats_.resource_version = list_rv;
   }
@@ -618,6 +655,11 @@ bool Reflector::WatchOnce(bool* clean_end, int* http_status, Status* error) {
   }
   if (res.status == 410) {
     spdlog::info("watch {}: resourceVersion {} is gone (410); relisting", info.name, rv_);
+    return true;
+  }
+  if (res.status == 404 && info.optional) {
+    // The CRD went away: the LIST finds out (and empties the store when it is gone for good).
+    spdlog::info("watch {}: the server answered 404 (the CRD was removed?); relisting", info.name);
     return true;
   }
   if (res.status != 200 && res.status != 0) {

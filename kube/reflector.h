@@ -53,7 +53,20 @@
 
 namespace volcache::kube {
 
-enum class ResourceKind : uint8_t { kPods, kNodes, kPodGroups, kQueues, kPriorityClasses, kResourceQuotas };
+enum class ResourceKind : uint8_t {
+  kPods,
+  kNodes,
+  kPodGroups,
+  kQueues,
+  kPriorityClasses,
+  kResourceQuotas,
+  kHyperNodes,  // topology.volcano.sh/v1alpha1: optional (the CRD may not be installed)
+};
+// Every kind, in ResourceKind order.
+inline constexpr ResourceKind kAllResourceKinds[] = {
+    ResourceKind::kPods,      ResourceKind::kNodes,           ResourceKind::kPodGroups,
+    ResourceKind::kQueues,    ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas,
+    ResourceKind::kHyperNodes};
 
 struct ResourceInfo {
   std::string_view name;         // "pods"
@@ -61,6 +74,11 @@ struct ResourceInfo {
   std::string_view api_version;  // "v1", "scheduling.volcano.sh/v1beta1"
   std::string_view prefix;       // "/api/v1", "/apis/scheduling.volcano.sh/v1beta1"
   bool namespaced = true;
+  // Served by a CRD a cluster may not have (HyperNodes: Volcano's scheduler runs without
+  // them). A 404 on the LIST means "not served": the reflector counts as synced with an empty
+  // set (objects it held are deleted), logs that once at info, and LISTs again with backoff
+  // (up to max_backoff) so that a CRD installed later is picked up.
+  bool optional = false;
 };
 const ResourceInfo& Info(ResourceKind kind);
 // The collection path, e.g. "/api/v1/pods", or with `ns` "/api/v1/namespaces/ns/pods".
@@ -135,6 +153,7 @@ struct ReflectorStats {
   TimePoint last_list{};                // the last successful LIST
   TimePoint last_watch_start{};         // the last watch the server answered (status 200 received)
   std::string resource_version;
+  bool not_served = false;  // an optional resource's last LIST was answered 404 (no CRD)
 };
 
 template <typename T>
@@ -166,7 +185,8 @@ class Reflector {
   // thread) and does I/O or calls the handler: never with mu_ held.
   void Loop() EXCLUDES(mu_);
   // `*http_status`: the HTTP status of a failed LIST (0 when not an HTTP error).
-  Status ListAndReplace(int* http_status) EXCLUDES(mu_);
+  // `*not_served`: an optional resource answered 404; the store was replaced by nothing.
+  Status ListAndReplace(int* http_status, bool* not_served) EXCLUDES(mu_);
   // Returns true when a relist is needed.
   // A failed watch sets *error (and *http_status when the server answered an HTTP error).
   bool WatchOnce(bool* clean_end, int* http_status, Status* error) EXCLUDES(mu_);
@@ -182,8 +202,9 @@ class Reflector {
   void ApplyDecoded(DecodedEvent& ev) EXCLUDES(mu_);
   void ApplyUpsert(ObjectPtr obj) EXCLUDES(mu_);
   void ApplyDelete(ObjectPtr obj) EXCLUDES(mu_);
-  // Waits `d` on options.clock (or until Stop); false when stopping.
-  bool SleepBackoff(Duration d) EXCLUDES(mu_);
+  // Waits `d` on options.clock (or until Stop); false when stopping. `retry`: the wait follows
+  // a failure (stats.backing_off); false for the re-check of a resource that is not served.
+  bool SleepBackoff(Duration d, bool retry = true) EXCLUDES(mu_);
   // A LIST or watch failed: counts it and logs `error` (throttled; a 403 names the permission).
   void Failure(std::string_view verb, int http_status, const Status& error, Duration next_wait) EXCLUDES(mu_);
   // A LIST or watch worked: logs the reconnect when it follows failures.
@@ -213,6 +234,7 @@ class Reflector {
   std::string rv_;             // loop thread, or the watch's apply thread while the loop thread waits on it
   TimePoint first_failure_{};  // loop thread only: start of the current failure run
   bool forbidden_logged_[2] = {false, false};  // loop thread only: list, watch
+  bool not_served_logged_ = false;             // loop thread only: the 404 of an optional resource
   std::thread thread_;
 };
 

@@ -348,5 +348,116 @@ TEST_F(ServeTest, SigtermDuringBindBurstExitsZeroAndEveryLoggedBindIsOnTheServer
   std::cout << "integration: SIGTERM after the first binding: " << ok << " of 240 pods bound before exit\n";
 }
 
+const std::string kHN = "/apis/topology.volcano.sh/v1alpha1/hypernodes";
+
+// A HyperNode whose members are all of `type`, each selected by exactMatch name, or by
+// regexMatch pattern when it starts with '^'.
+Json HyperNodeJson(const std::string& name, int tier, const std::string& type,
+                   const std::vector<std::string>& members) {
+  Json j = {{"apiVersion", "topology.volcano.sh/v1alpha1"},
+            {"kind", "HyperNode"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"tier", tier}, {"members", Json::array()}}}};
+  for (const auto& m : members) {
+    Json selector =
+        m[0] == '^' ? Json{{"regexMatch", {{"pattern", m}}}} : Json{{"exactMatch", {{"name", m}}}};
+    j["spec"]["members"].push_back({{"type", type}, {"selector", selector}});
+  }
+  return j;
+}
+
+Json HyperNodeView(int tier, const Json& parent, const std::vector<std::string>& children,
+                   const std::vector<std::string>& nodes) {
+  return {{"tier", tier}, {"tierName", ""}, {"parent", parent}, {"children", children}, {"nodes", nodes}};
+}
+
+// /debug/cache's HyperNodes named topo-* (the others belong to no test here), once the forest
+// is ready; null otherwise.
+Json TopoForest(const ServeProcess& serve) {
+  Json d = serve.AdminGet("/debug/cache").json();
+  if (!d.is_object() || !d.value("hyperNodesReady", false) || !d.contains("hyperNodes")) return nullptr;
+  Json out = Json::object();
+  for (auto it = d["hyperNodes"].begin(); it != d["hyperNodes"].end(); ++it) {
+    if (it.key().rfind("topo-", 0) == 0) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+// serve LISTs and WATCHes topology.volcano.sh/v1alpha1 hypernodes (the tool installs the CRD):
+// the forest on /debug/cache follows what was there at start, a HyperNode created later, an
+// update that moves a member, and deletes (the children of a deleted HyperNode are roots).
+TEST_F(ServeTest, HyperNodeForestFollowsCreatesUpdatesAndDeletes) {
+  KubeClient c = Admin();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(CreateReadyNode(c, "topo-n" + std::to_string(i), {{"suite", "topo"}}, "4", "8Gi"), "");
+  }
+  ASSERT_EQ(c.Post(kHN, HyperNodeJson("topo-s0", 1, "Node", {"topo-n0", "topo-n1"})).status, 201);
+  ASSERT_EQ(c.Post(kHN, HyperNodeJson("topo-s1", 1, "Node", {"^topo-n[23]$"})).status, 201);
+  ASSERT_EQ(c.Post(kHN, HyperNodeJson("topo-s2", 2, "HyperNode", {"topo-s0", "topo-s1"})).status, 201);
+  auto serve = StartServe("topo");
+  ASSERT_TRUE(WaitReady(*serve));
+  const std::vector<std::string> all = {"topo-n0", "topo-n1", "topo-n2", "topo-n3"};
+  const Json listed = {{"topo-s0", HyperNodeView(1, "topo-s2", {}, {"topo-n0", "topo-n1"})},
+                       {"topo-s1", HyperNodeView(1, "topo-s2", {}, {"topo-n2", "topo-n3"})},
+                       {"topo-s2", HyperNodeView(2, nullptr, {"topo-s0", "topo-s1"}, all)}};
+  EXPECT_TRUE(Eventually([&] { return TopoForest(*serve) == listed; }, Seconds(15)))
+      << TopoForest(*serve).dump() << "\n"
+      << Tail(serve->Log());
+
+  // Created after the start: a tier-3 root over topo-s2.
+  ASSERT_EQ(c.Post(kHN, HyperNodeJson("topo-s3", 3, "HyperNode", {"topo-s2"})).status, 201);
+  const Json created = {{"topo-s0", HyperNodeView(1, "topo-s2", {}, {"topo-n0", "topo-n1"})},
+                        {"topo-s1", HyperNodeView(1, "topo-s2", {}, {"topo-n2", "topo-n3"})},
+                        {"topo-s2", HyperNodeView(2, "topo-s3", {"topo-s0", "topo-s1"}, all)},
+                        {"topo-s3", HyperNodeView(3, nullptr, {"topo-s2"}, all)}};
+  EXPECT_TRUE(Eventually([&] { return TopoForest(*serve) == created; }, Seconds(15)))
+      << TopoForest(*serve).dump();
+
+  // Updated: topo-s1 leaves topo-s2 (a merge patch replaces the member list) and takes topo-n0
+  // from topo-s0, which keeps topo-n1 only.
+  ASSERT_EQ(
+      c.MergePatch(
+           kHN + "/topo-s2",
+           {{"spec", {{"members", HyperNodeJson("x", 2, "HyperNode", {"topo-s0"})["spec"]["members"]}}}})
+          .status,
+      200);
+  ASSERT_EQ(
+      c.MergePatch(kHN + "/topo-s0",
+                   {{"spec", {{"members", HyperNodeJson("x", 1, "Node", {"topo-n1"})["spec"]["members"]}}}})
+          .status,
+      200);
+  ASSERT_EQ(
+      c.MergePatch(
+           kHN + "/topo-s1",
+           {{"spec",
+             {{"members", HyperNodeJson("x", 1, "Node", {"topo-n0", "^topo-n[23]$"})["spec"]["members"]}}}})
+          .status,
+      200);
+  const Json updated = {{"topo-s0", HyperNodeView(1, "topo-s2", {}, {"topo-n1"})},
+                        {"topo-s1", HyperNodeView(1, nullptr, {}, {"topo-n0", "topo-n2", "topo-n3"})},
+                        {"topo-s2", HyperNodeView(2, "topo-s3", {"topo-s0"}, {"topo-n1"})},
+                        {"topo-s3", HyperNodeView(3, nullptr, {"topo-s2"}, {"topo-n1"})}};
+  EXPECT_TRUE(Eventually([&] { return TopoForest(*serve) == updated; }, Seconds(15)))
+      << TopoForest(*serve).dump();
+
+  // Deleted: topo-s2 goes, topo-s0 is a root again and topo-s3 has nothing below it.
+  ASSERT_EQ(c.Delete(kHN + "/topo-s2").status, 200);
+  const Json deleted = {{"topo-s0", HyperNodeView(1, nullptr, {}, {"topo-n1"})},
+                        {"topo-s1", HyperNodeView(1, nullptr, {}, {"topo-n0", "topo-n2", "topo-n3"})},
+                        {"topo-s3", HyperNodeView(3, nullptr, {}, {})}};
+  EXPECT_TRUE(Eventually([&] { return TopoForest(*serve) == deleted; }, Seconds(15)))
+      << TopoForest(*serve).dump();
+
+  // Nothing of this was refused or left inconsistent; the other tests' serves see no topo-*.
+  const std::string log = serve->Log();
+  EXPECT_EQ(log.find("cache refused"), std::string::npos) << Tail(log);
+  EXPECT_EQ(log.find("hypernodes: the server does not serve"), std::string::npos) << Tail(log);
+  for (const char* n : {"topo-s0", "topo-s1", "topo-s3"}) EXPECT_EQ(c.Delete(kHN + "/" + n).status, 200);
+  EXPECT_TRUE(Eventually([&] { return TopoForest(*serve) == Json::object(); }, Seconds(15)))
+      << TopoForest(*serve).dump();
+  serve->Signal(SIGTERM);
+  EXPECT_EQ(serve->WaitExit(Seconds(10)), 0);
+}
+
 }  // namespace
 }  // namespace volcache::integration

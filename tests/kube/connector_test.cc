@@ -17,6 +17,7 @@ namespace {
 
 using testing::Eventually;
 using testing::FakeApiServer;
+using testing::HyperNodeJson;
 using testing::NodeJson;
 using testing::PodGroupJson;
 using testing::PodJson;
@@ -396,6 +397,101 @@ TEST(ConnectorTest, ThousandBindsAreAllConfirmedOnce) {
     std::cerr << "batch " << batch << ": " << kPods << " binds over loopback HTTP in " << secs << " s ("
               << kPods / secs << " binds/s)\n";
   }
+}
+
+// The dump's "hyperNodes" (SPEC §12) once the forest is ready.
+nlohmann::json HyperNodesOf(const CacheRuntime& rt) {
+  nlohmann::json d = nlohmann::json::parse(rt.cache().Dump());
+  return d.value("hyperNodesReady", false) ? d["hyperNodes"] : nlohmann::json();
+}
+
+nlohmann::json HyperNodeView(int tier, const nlohmann::json& parent, const std::vector<std::string>& children,
+                             const std::vector<std::string>& nodes) {
+  return {{"tier", tier}, {"tierName", ""}, {"parent", parent}, {"children", children}, {"nodes", nodes}};
+}
+
+// The connector lists and watches topology.volcano.sh/v1alpha1 hypernodes and feeds them to
+// the cache as it feeds Nodes: the forest follows creates, an update (a member moves) and a
+// delete (the children become roots).
+TEST(ConnectorTest, HyperNodesAreListedAndWatchedIntoTheForest) {
+  FakeApiServer server;
+  for (int i = 0; i < 4; ++i) server.Create(NodeJson("node-" + std::to_string(i), "8", "16Gi"));
+  server.Create(HyperNodeJson("s0", 1, "Node", {"node-0", "node-1"}));
+  server.Create(HyperNodeJson("s1", 1, "Node", {"node-2", "node-3"}));
+  server.Create(HyperNodeJson("s4", 2, "HyperNode", {"s0"}));
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  const nlohmann::json listed = {{"s0", HyperNodeView(1, "s4", {}, {"node-0", "node-1"})},
+                                 {"s1", HyperNodeView(1, nullptr, {}, {"node-2", "node-3"})},
+                                 {"s4", HyperNodeView(2, nullptr, {"s0"}, {"node-0", "node-1"})}};
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == listed; })) << HyperNodesOf(h.rt).dump();
+
+  // Watched: a new member of s4.
+  server.Upsert(HyperNodeJson("s4", 2, "HyperNode", {"s0", "s1"}));
+  const nlohmann::json updated = {
+      {"s0", HyperNodeView(1, "s4", {}, {"node-0", "node-1"})},
+      {"s1", HyperNodeView(1, "s4", {}, {"node-2", "node-3"})},
+      {"s4", HyperNodeView(2, nullptr, {"s0", "s1"}, {"node-0", "node-1", "node-2", "node-3"})}};
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == updated; })) << HyperNodesOf(h.rt).dump();
+
+  // Watched: s4 deleted, s0 and s1 are roots again.
+  ASSERT_TRUE(server.Delete("hypernodes", "", "s4"));
+  const nlohmann::json deleted = {{"s0", HyperNodeView(1, nullptr, {}, {"node-0", "node-1"})},
+                                  {"s1", HyperNodeView(1, nullptr, {}, {"node-2", "node-3"})}};
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == deleted; })) << HyperNodesOf(h.rt).dump();
+  const ReflectorStats st = h.conn.reflector(ResourceKind::kHyperNodes).stats();
+  EXPECT_EQ(st.lists, 1u);
+  EXPECT_EQ(st.added, 0u);
+  EXPECT_EQ(st.modified, 1u);
+  EXPECT_EQ(st.deleted, 1u);
+  EXPECT_FALSE(st.not_served);
+  EXPECT_EQ(h.conn.stats().cache_errors, 0u);
+  EXPECT_EQ(h.conn.stats().decode_errors, 0u);
+}
+
+// A cluster without the HyperNode CRD answers 404 to the LIST (Volcano's scheduler runs
+// there too): the initial sync completes with an empty forest, nothing counts as a failure,
+// and the resource is listed again with backoff, so that a CRD installed later is watched.
+TEST(ConnectorTest, HyperNodesNotServedSyncEmptyAndArePickedUpOnceServed) {
+  FakeApiServer server;
+  server.Create(NodeJson("node-0", "8", "16Gi"));
+  server.Create(HyperNodeJson("s0", 1, "Node", {"node-0"}));
+  server.SetServed("hypernodes", false);
+  Harness h(server);
+  ASSERT_TRUE(h.rt.WaitForCacheSync(std::chrono::seconds(60)).ok());
+  const Reflector& r = h.conn.reflector(ResourceKind::kHyperNodes);
+  EXPECT_TRUE(r.HasSynced());
+  EXPECT_EQ(HyperNodesOf(h.rt), nlohmann::json::object());
+  EXPECT_EQ(h.rt.cache().num_nodes(), 1u);
+  // Checked again (the backoff is 10..200 ms here), never watched, never a failure.
+  ASSERT_TRUE(Eventually([&] { return server.counters().not_served >= 3; }));
+  ReflectorStats st = r.stats();
+  EXPECT_TRUE(st.not_served);
+  EXPECT_EQ(st.list_failures, 0u);
+  EXPECT_EQ(st.relists, 0u);
+  EXPECT_EQ(st.watches, 0u);
+  EXPECT_EQ(st.consecutive_failures, 0u);
+  EXPECT_EQ(r.size(), 0u);
+
+  // The CRD is installed: the next check lists s0 and the watch follows.
+  server.SetServed("hypernodes", true);
+  const nlohmann::json served = {{"s0", HyperNodeView(1, nullptr, {}, {"node-0"})}};
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == served; })) << HyperNodesOf(h.rt).dump();
+  ASSERT_TRUE(Eventually([&] { return r.stats().watches >= 1; }));
+  st = r.stats();
+  EXPECT_FALSE(st.not_served);
+  EXPECT_EQ(st.list_failures, 0u);
+  server.Upsert(HyperNodeJson("s0", 1, "Node", {}));
+  const nlohmann::json emptied = {{"s0", HyperNodeView(1, nullptr, {}, {})}};
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == emptied; })) << HyperNodesOf(h.rt).dump();
+
+  // Uninstalled again: the watch ends in 404, the relist finds nothing served, the forest empties.
+  server.SetServed("hypernodes", false);
+  server.DropWatches();
+  ASSERT_TRUE(Eventually([&] { return HyperNodesOf(h.rt) == nlohmann::json::object(); }))
+      << HyperNodesOf(h.rt).dump();
+  EXPECT_TRUE(r.stats().not_served);
+  EXPECT_EQ(r.size(), 0u);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ const KindInfo kKinds[] = {
     {"podgroups", "PodGroup", "scheduling.volcano.sh/v1beta1", true},
     {"queues", "Queue", "scheduling.volcano.sh/v1beta1", false},
     {"leases", "Lease", "coordination.k8s.io/v1", true},
+    {"hypernodes", "HyperNode", "topology.volcano.sh/v1alpha1", false},
 };
 
 const KindInfo* ByResource(const std::string& r) {
@@ -138,6 +139,7 @@ struct FakeApiServer::State {
   int64_t page_limit_cap = 0;
   std::vector<FaultRule> rules;
   RandomFaults random;
+  std::set<std::string> unserved;  // resources answered 404 (their CRD "not installed")
   std::mt19937_64 rng{1};
   uint64_t drop_generation = 0;
   uint64_t bookmark_generation = 0;
@@ -648,6 +650,14 @@ static void StartServer(const std::shared_ptr<FakeApiServer::State>& st) {
     return [st, method](const httplib::Request& req, httplib::Response& res) {
       auto route = ParseRoute(req.path);
       if (!route) return ReplyError(res, 404, "NotFound", "the server could not find the requested resource");
+      {
+        std::unique_lock<std::mutex> lock(st->mu);
+        if (st->unserved.count(route->kind->resource)) {
+          ++st->counters.not_served;
+          lock.unlock();
+          return ReplyError(res, 404, "NotFound", "the server could not find the requested resource");
+        }
+      }
       const bool watch = method == "GET" && req.get_param_value("watch") == "true";
       if (watch) return HandleWatch(st, req, res, *route->kind);
       // Counted in flight until the handler returns (the answer is written after that, so
@@ -877,6 +887,15 @@ void FakeApiServer::HoldRequests(std::string path_contains, int count, std::chro
   state_->hold_cv.notify_all();
 }
 
+void FakeApiServer::SetServed(const std::string& resource, bool served) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (served) {
+    state_->unserved.erase(resource);
+  } else {
+    state_->unserved.insert(resource);
+  }
+}
+
 void FakeApiServer::SetListPageLimit(int64_t max) {
   std::lock_guard<std::mutex> lock(state_->mu);
   state_->page_limit_cap = max;
@@ -971,6 +990,18 @@ json QueueJson(const std::string& name, int weight) {
           {"kind", "Queue"},
           {"metadata", {{"name", name}}},
           {"spec", {{"weight", weight}, {"reclaimable", true}}}};
+}
+
+json HyperNodeJson(const std::string& name, int tier, const std::string& member_type,
+                   const std::vector<std::string>& members) {
+  json j = {{"apiVersion", "topology.volcano.sh/v1alpha1"},
+            {"kind", "HyperNode"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"tier", tier}, {"members", json::array()}}}};
+  for (const auto& m : members) {
+    j["spec"]["members"].push_back({{"type", member_type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
+  }
+  return j;
 }
 
 }  // namespace volcache::testing

@@ -1,7 +1,9 @@
 #pragma once
 // FakeApiServer (tests only): an HTTP server on loopback speaking enough of the Kubernetes
 // API for the connector — pods, nodes, resourcequotas (core/v1), priorityclasses
-// (scheduling.k8s.io/v1), podgroups and queues (scheduling.volcano.sh/v1beta1), events.
+// (scheduling.k8s.io/v1), podgroups and queues (scheduling.volcano.sh/v1beta1), hypernodes
+// (topology.volcano.sh/v1alpha1; SetServed(false) answers 404 as a server without the CRD),
+// events.
 //   LIST with limit/continue (consistent pages from a snapshot; continue tokens expire on
 //   Compact() → 410), resourceVersion on everything; WATCH as chunked JSON lines from a
 //   resourceVersion (history per resource; older than the compaction point → ERROR 410),
@@ -88,6 +90,9 @@ class FakeApiServer {
   void SendBookmarks();                 // a BOOKMARK on every open watch that allows them
   void Compact();                       // history and continue tokens before now are gone (410)
   void SetListPageLimit(int64_t max);   // cap on `limit` (forces pagination)
+  // false: every request on `resource` (e.g. "hypernodes") is answered 404 NotFound, as a real
+  // server answers for a resource whose CRD is not installed. Objects stored stay stored.
+  void SetServed(const std::string& resource, bool served);
   // A barrier for concurrency tests: every request whose path contains `path_contains`
   // waits until `count` of them are waiting at once, then they all proceed (and the next
   // `count` form the next group). A request that waits longer than `timeout` proceeds alone
@@ -106,6 +111,7 @@ class FakeApiServer {
     // Non-watch requests being handled now, and the most at any one time.
     uint64_t in_flight = 0, max_in_flight = 0;
     uint64_t hold_timeouts = 0;  // HoldRequests waits that timed out
+    uint64_t not_served = 0;     // requests answered 404 because of SetServed(false)
     // Non-watch requests by their Authorization header ("" when none).
     std::map<std::string, int> authorizations;
   };
@@ -127,5 +133,9 @@ nlohmann::json NodeJson(const std::string& name, const std::string& cpu, const s
 nlohmann::json PodGroupJson(const std::string& ns, const std::string& name, int min_member,
                             const std::string& queue = "default");
 nlohmann::json QueueJson(const std::string& name, int weight = 1);
+// A HyperNode whose members are all of `member_type` ("Node", "HyperNode"), each selected by
+// exactMatch name.
+nlohmann::json HyperNodeJson(const std::string& name, int tier, const std::string& member_type,
+                             const std::vector<std::string>& members);
 
 }  // namespace volcache::testing

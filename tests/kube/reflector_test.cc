@@ -454,6 +454,72 @@ TEST_F(ReflectorTest, ForbiddenNamesTheMissingPermissionOnce) {
   EXPECT_EQ(logs.Count(R"(verb "watch" on resource "pods" in API group "" (the core group))"), 1u);
 }
 
+TEST_F(ReflectorTest, AnOptionalResourceNotServedIsSyncedEmptyLoggedOnceAndRecheckedWithBackoff) {
+  LogCapture logs;
+  auto clock = std::make_shared<FakeClock>();
+  server_.Upsert(testing::HyperNodeJson("s0", 1, "Node", {"n0"}));
+  server_.SetServed("hypernodes", false);
+  auto hns = Make(ResourceKind::kHyperNodes, ClockOptions(clock));
+  // The 404 counts as an empty LIST: synced, nothing stored, no failure.
+  ASSERT_TRUE(hns->WaitForSync(std::chrono::seconds(60)).ok());
+  EXPECT_EQ(hns->size(), 0u);
+  EXPECT_TRUE(handler_.log().empty());
+  // Checked again on the injected clock with the backoff's steps (800 ms doubling, no jitter).
+  for (uint64_t k = 1; k <= 3; ++k) {
+    ASSERT_TRUE(Eventually([&] { return clock->PendingTimers() == 1; })) << k;
+    EXPECT_EQ(server_.counters().not_served, k);
+    const Duration step = std::chrono::milliseconds(800) * (1 << (k - 1));
+    clock->Advance(step - std::chrono::milliseconds(1));
+    EXPECT_EQ(server_.counters().not_served, k);
+    clock->Advance(std::chrono::milliseconds(1));
+    ASSERT_TRUE(Eventually([&] { return server_.counters().not_served == k + 1; })) << k;
+  }
+  ReflectorStats st = hns->stats();
+  EXPECT_TRUE(st.not_served);
+  EXPECT_EQ(st.lists, 4u);
+  EXPECT_EQ(st.relists, 0u);
+  EXPECT_EQ(st.list_failures, 0u);
+  EXPECT_EQ(st.consecutive_failures, 0u);
+  EXPECT_EQ(st.watches, 0u);
+  EXPECT_FALSE(st.backing_off);  // a re-check, not a retry
+  EXPECT_EQ(logs.Count("reflector hypernodes: the server does not serve topology.volcano.sh/v1alpha1 "
+                       "hypernodes (HTTP 404: the CRD is not installed)"),
+            1u);
+  EXPECT_EQ(logs.Count("failed"), 0u);
+
+  // Installed: the next check lists it, then it is watched.
+  server_.SetServed("hypernodes", true);
+  ASSERT_TRUE(Eventually([&] { return clock->PendingTimers() == 1; }));
+  clock->Advance(std::chrono::milliseconds(6400));
+  ASSERT_TRUE(Eventually([&] { return hns->Get("s0") != nullptr; }));
+  ASSERT_TRUE(Eventually([&] { return hns->stats().watches == 1; }));
+  EXPECT_FALSE(hns->stats().not_served);
+  EXPECT_EQ(handler_.log(), std::vector<std::string>{"ADD s0"});
+  EXPECT_EQ(logs.Count("hypernodes is served now"), 1u);
+
+  // Removed again: the watch's 404 relists, the store empties (a tombstone), logged once more.
+  server_.SetServed("hypernodes", false);
+  server_.DropWatches();
+  clock->Advance(BackingOff(*hns, 1));  // the dropped stream is a failure; its retry gets the 404
+  ASSERT_TRUE(Eventually([&] { return hns->size() == 0u && hns->stats().not_served; }));
+  EXPECT_EQ(handler_.log(), (std::vector<std::string>{"ADD s0", "TOMBSTONE s0"}));
+  EXPECT_EQ(logs.Count("the server does not serve"), 2u);
+}
+
+// A 404 on a resource that is not optional stays a failure (retried, logged).
+TEST_F(ReflectorTest, NotFoundOnARequiredResourceIsAFailure) {
+  auto clock = std::make_shared<FakeClock>();
+  server_.SetServed("queues", false);
+  auto queues = Make(ResourceKind::kQueues, ClockOptions(clock));
+  EXPECT_EQ(BackingOff(*queues, 1), std::chrono::milliseconds(800));
+  EXPECT_FALSE(queues->HasSynced());
+  EXPECT_FALSE(queues->stats().not_served);
+  EXPECT_EQ(queues->stats().list_failures, 1u);
+  server_.SetServed("queues", true);
+  clock->Advance(std::chrono::milliseconds(800));
+  ASSERT_TRUE(queues->WaitForSync(std::chrono::seconds(60)).ok());
+}
+
 TEST_F(ReflectorTest, StatsCountListsWatchesRelistsEventsByTypeAndTheirTimes) {
   auto clock = std::make_shared<FakeClock>(TimePoint(std::chrono::seconds(1000)));
   server_.Upsert(PodJson("ns", "a", "100m", "64Mi"));
