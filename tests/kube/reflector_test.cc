@@ -208,6 +208,8 @@ TEST_F(ReflectorTest, PipelinedWatchKeepsTheStreamOrderAroundEventsTheDomPathHan
     ASSERT_TRUE(Eventually([&] { return handler.log().size() >= listed + want.size(); }));
     const auto log = handler.log();
     EXPECT_EQ(std::vector<std::string>(log.begin() + static_cast<std::ptrdiff_t>(listed), log.end()), want);
+    // The stats follow the handler: wait for the last decode error to be counted too.
+    ASSERT_TRUE(Eventually([&] { return pods.stats().decode_errors - base.decode_errors >= 3u; }));
     const ReflectorStats st = pods.stats();
     EXPECT_EQ(st.events - base.events, 600u);
     EXPECT_EQ(st.fast_decoded - base.fast_decoded, 600u);
@@ -500,8 +502,13 @@ TEST_F(ReflectorTest, AnOptionalResourceNotServedIsSyncedEmptyLoggedOnceAndReche
   // Removed again: the watch's 404 relists, the store empties (a tombstone), logged once more.
   server_.SetServed("hypernodes", false);
   server_.DropWatches();
-  clock->Advance(BackingOff(*hns, 1));  // the dropped stream is a failure; its retry gets the 404
-  ASSERT_TRUE(Eventually([&] { return hns->size() == 0u && hns->stats().not_served; }));
+  // The dropped stream ends either with an error (a backoff on the clock) or cleanly (an
+  // immediate re-watch): either way a retry gets the 404. The clock moves until it did.
+  ASSERT_TRUE(Eventually([&] {
+    if (hns->size() == 0u && hns->stats().not_served) return true;
+    clock->Advance(std::chrono::milliseconds(800));
+    return false;
+  }));
   EXPECT_EQ(handler_.log(), (std::vector<std::string>{"ADD s0", "TOMBSTONE s0"}));
   EXPECT_EQ(logs.Count("the server does not serve"), 2u);
 }
