@@ -476,6 +476,9 @@ TEST_F(ReflectorTest, AnOptionalResourceNotServedIsSyncedEmptyLoggedOnceAndReche
     clock->Advance(std::chrono::milliseconds(1));
     ASSERT_TRUE(Eventually([&] { return server_.counters().not_served == k + 1; })) << k;
   }
+  // The server counts a request before the reflector has read the answer: wait for the
+  // fourth list to be counted on the reflector's side too.
+  ASSERT_TRUE(Eventually([&] { return hns->stats().lists == 4u; }));
   ReflectorStats st = hns->stats();
   EXPECT_TRUE(st.not_served);
   EXPECT_EQ(st.lists, 4u);
