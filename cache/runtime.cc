@@ -522,15 +522,17 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
     impl_->dispatch->Post([this, shared] {
       const TaskInfo& t = shared->task;
       Status s = impl_->evictor ? impl_->evictor->Evict(t.pod(), shared->reason) : Status::Ok();
-      {
-        MutexLock lock(&impl_->mu);
-        ++(s.ok() ? impl_->counters.evictions_ok : impl_->counters.evictions_failed);
-      }
       if (!s.ok()) {
         spdlog::warn("evict {}: {}; resyncing", t.key(), s);
         cache_->err_tasks().Add(t.key());
-        return;
       }
+      {
+        // Counted once handled: a failure's resync is queued before the count shows it, so a
+        // caller that waits for the count and then for errTasks to drain sees the resync.
+        MutexLock lock(&impl_->mu);
+        ++(s.ok() ? impl_->counters.evictions_ok : impl_->counters.evictions_failed);
+      }
+      if (!s.ok()) return;
       auto job = t.job();
       auto slash = job.find('/');
       impl_->Record(
