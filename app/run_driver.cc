@@ -246,6 +246,7 @@ RunReport SimRun::Run() {
   const double total_cpu = static_cast<double>(total.milli_cpu());
   double gpu_integral = 0, cpu_integral = 0, sampled_seconds = 0;
   std::vector<double> open_ms, cycle_ms;
+  double phase_sum[6] = {};
   struct QueueAcc {
     double deserved = 0, held = 0;
     size_t sessions = 0;
@@ -300,7 +301,10 @@ RunReport SimRun::Run() {
         ++acc.sessions;
       }
       open_ms.push_back(last.open_ms);
-      cycle_ms.push_back(last.open_ms + last.allocate_ms + last.commit_ms + last.close_ms);
+      cycle_ms.push_back(last.total_ms);
+      const double phases[] = {last.open_ms,  last.enqueue_ms, last.allocate_ms,
+                               last.evict_ms, last.commit_ms,  last.close_ms};
+      for (size_t i = 0; i < std::size(phases); ++i) phase_sum[i] += phases[i];
       if (o.on_cycle) o.on_cycle(last);
       const double dt = Seconds(o.scheduler.period);
       const Resource running = s.sim->running_requests();
@@ -341,6 +345,12 @@ RunReport SimRun::Run() {
   report.sessions = open_ms.size();
   report.snapshot_ms = Summarize(open_ms);
   report.session_ms = Summarize(cycle_ms);
+  {
+    const char* names[] = {"open", "enqueue", "allocate", "evict", "commit", "close"};
+    for (size_t i = 0; i < std::size(names); ++i) {
+      report.phase_ms_mean.emplace_back(names[i], open_ms.empty() ? 0.0 : phase_sum[i] / open_ms.size());
+    }
+  }
   report.gpu_utilization = sampled_seconds > 0 ? gpu_integral / sampled_seconds : 0;
   report.cpu_utilization = sampled_seconds > 0 ? cpu_integral / sampled_seconds : 0;
   RuntimeCounters c = s.runtime->counters();
@@ -449,6 +459,9 @@ std::string RunReport::ToJson() const {
   j["sessions"] = sessions;
   j["snapshot_ms"] = PercentilesJson(snapshot_ms);
   j["session_ms"] = PercentilesJson(session_ms);
+  auto phases = nlohmann::ordered_json::object();
+  for (const auto& [name, ms] : phase_ms_mean) phases[name] = ms;
+  j["session_phase_ms_mean"] = std::move(phases);
   auto qs = nlohmann::ordered_json::array();
   for (const auto& q : queues) {
     qs.push_back({{"name", q.name},
@@ -526,6 +539,12 @@ std::string RunReport::ToText() const {
       "(max {:.3f}), session mean {:.3f} ms (max {:.3f})",
       binds, bind_failures, binds_per_sim_second, evictions, sessions, snapshot_ms.mean, snapshot_ms.max,
       session_ms.mean, session_ms.max));
+  if (!phase_ms_mean.empty()) {
+    std::string phases;
+    for (const auto& [name, ms] : phase_ms_mean)
+      phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", name, ms);
+    line("session phases, mean ms: " + phases);
+  }
   if (!queues.empty()) {
     line("queue share (GPU time used vs weight; while contended, GPUs deserved by weight vs held):");
     for (const auto& q : queues) {

@@ -130,7 +130,10 @@ struct RunReport {
   uint64_t binds = 0, bind_failures = 0, evictions = 0, sessions = 0;
   double binds_per_sim_second = 0;
   Percentiles snapshot_ms;  // session open
-  Percentiles session_ms;   // whole cycle
+  Percentiles session_ms;   // whole cycle (CycleStats::total_ms)
+  // Mean per session of each phase (CycleStats: open, enqueue, allocate, evict, commit, close):
+  // what a slow session spends its time on.
+  std::vector<std::pair<std::string, double>> phase_ms_mean;
   std::vector<QueueReport> queues;
   FairnessReport fairness;
   TopologyReport topology;
