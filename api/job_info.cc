@@ -178,12 +178,18 @@ void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   ++generation_;
 }
 
-const std::string* JobInfo::TaskFitError(std::string_view uid) const {
+const std::string* JobInfo::TaskFitError(std::string_view uid, const TaskFitErrors* session) const {
+  if (session != nullptr) {
+    // A session records few (the tasks that fit no node): a scan beats building an index.
+    for (const auto& [task, reason] : *session) {
+      if (task == uid) return &reason;
+    }
+  }
   auto it = fit_errors_.find(uid);
   return it == fit_errors_.end() ? nullptr : &it->second;
 }
 
-std::string JobInfo::FitError() const {
+std::string JobInfo::FitError(const TaskFitErrors* session) const {
   // Like Volcano, the histogram has an entry for every status that holds tasks, plus
   // minAvailable.
   std::map<std::string, int64_t, std::less<>> reasons;
@@ -197,11 +203,11 @@ std::string JobInfo::FitError() const {
 
   reasons.clear();
   for (const TaskInfo* t : TasksWithStatus(TaskStatus::kPending)) {
-    auto it = fit_errors_.find(t->uid());
-    if (it == fit_errors_.end()) {
+    const std::string* reason = TaskFitError(t->uid(), session);
+    if (reason == nullptr) {
       ++reasons[std::string(kUndetermined)];
     } else {
-      ++reasons[it->second];
+      ++reasons[*reason];
     }
   }
   if (!reasons.empty())

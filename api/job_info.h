@@ -27,6 +27,9 @@ namespace volcache {
 
 using JobId = std::string;
 
+// Task uid → why it fits no node, as a session records them.
+using TaskFitErrors = std::vector<std::pair<std::string, std::string>>;
+
 // "pod group is not ready" (Volcano's PodGroupNotReady).
 inline constexpr std::string_view kPodGroupNotReady = "pod group is not ready";
 
@@ -85,11 +88,13 @@ class JobInfo {
 
   // Records why a pending task did not fit (session plugins); used by FitError.
   void SetTaskFitError(std::string_view uid, std::string reason);
-  // The task's own fit error, or null when the session recorded none for it.
-  const std::string* TaskFitError(std::string_view uid) const;
+  // The task's own fit error, or null when the session recorded none for it. `session`: fit
+  // errors a session kept beside the job (task uid → reason, e.g. JobOutcome's), consulted
+  // before the job's own, so that a session need not copy the job to record them.
+  const std::string* TaskFitError(std::string_view uid, const TaskFitErrors* session = nullptr) const;
   // Volcano's text: "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Undetermined"
   // (histograms as "<count> <reason>" sorted lexicographically).
-  std::string FitError() const;
+  std::string FitError(const TaskFitErrors* session = nullptr) const;
 
   uint64_t generation() const { return generation_; }
   void set_generation(uint64_t g) { generation_ = g; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <thread>
 #include <variant>
 
@@ -544,30 +545,68 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
 }
 
 void CacheRuntime::UpdateJobStatus(const JobInfo& job, const std::string& phase) {
-  if (!job.pod_group()) return;
-  k8s::PodGroup pg = *job.pod_group();
-  bool changed = pg.status.phase != phase;
-  pg.status.phase = phase;
+  CloseJob(job, phase, /*write_status=*/true, /*record_event=*/false, nullptr);
+}
+
+void CacheRuntime::CloseJob(const JobInfo& job, const std::string& phase, bool write_status,
+                            bool record_event, const TaskFitErrors* fit_errors) {
+  if (!job.pod_group() || (!write_status && !record_event)) return;
+  std::optional<std::string> fit_error;  // computed once, for a job left not ready
+  if (!job.IsReady()) fit_error = job.FitError(fit_errors);
+  if (write_status) WriteJobStatus(job, phase, fit_error ? *fit_error : std::string());
+  if (record_event) RecordJobStatus(job, fit_error ? *fit_error : std::string(), fit_errors);
+}
+
+void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
+                                  const std::string& fit_error) {
+  // Compared before anything is copied: most sessions change nothing of most jobs.
+  const k8s::PodGroupStatus& cur = job.pod_group()->status;
   auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
-  int32_t running = count(TaskStatus::kRunning), succeeded = count(TaskStatus::kSucceeded),
-          failed = count(TaskStatus::kFailed);
-  changed |= pg.status.running != running || pg.status.succeeded != succeeded || pg.status.failed != failed;
+  const int32_t running = count(TaskStatus::kRunning), succeeded = count(TaskStatus::kSucceeded),
+                failed = count(TaskStatus::kFailed);
+  bool changed =
+      cur.phase != phase || cur.running != running || cur.succeeded != succeeded || cur.failed != failed;
+  k8s::PodGroupCondition cond;
+  if (job.IsReady()) {
+    cond = {"Scheduled", "True", "", WallMs(), "tasks in gang are ready to be scheduled", ""};
+  } else {
+    int32_t pending = count(TaskStatus::kPending);
+    cond = {"Unschedulable",
+            "True",
+            "",
+            WallMs(),
+            "NotEnoughResources",
+            std::to_string(pending) + "/" + std::to_string(job.tasks().size()) +
+                " tasks in gang unschedulable: " + fit_error};
+  }
+  auto holds = [&](const k8s::PodGroupStatus& st) {
+    if (st.phase != phase || st.running != running || st.succeeded != succeeded || st.failed != failed)
+      return false;
+    return std::any_of(st.conditions.begin(), st.conditions.end(), [&](const k8s::PodGroupCondition& c) {
+      return c.type == cond.type && c.status == cond.status && c.reason == cond.reason &&
+             c.message == cond.message;
+    });
+  };
+  if (!changed && holds(cur)) return;
+  std::string key = "podgroup/" + job.uid();
+  {
+    // Not written yet, but already on its way (the watch has not brought it back into the
+    // cache): nothing to add. A deep backlog would otherwise copy and queue every PodGroup
+    // every session.
+    MutexLock lock(&impl_->mu);
+    auto it = impl_->pending_writes.find(key);
+    if (it != impl_->pending_writes.end()) {
+      const auto* pending = std::get_if<k8s::PodGroup>(&it->second.write);
+      if (pending != nullptr && holds(pending->status)) return;
+    }
+  }
+  k8s::PodGroup pg = *job.pod_group();
+  pg.status.phase = phase;
   pg.status.running = running;
   pg.status.succeeded = succeeded;
   pg.status.failed = failed;
-  const k8s::TimeMs now = WallMs();
-  if (job.IsReady()) {
-    changed |= SetCondition(pg.status.conditions,
-                            {"Scheduled", "True", "", now, "tasks in gang are ready to be scheduled", ""});
-  } else {
-    int32_t pending = static_cast<int32_t>(job.CountWithStatus(TaskStatus::kPending));
-    changed |= SetCondition(pg.status.conditions,
-                            {"Unschedulable", "True", "", now, "NotEnoughResources",
-                             std::to_string(pending) + "/" + std::to_string(job.tasks().size()) +
-                                 " tasks in gang unschedulable: " + job.FitError()});
-  }
-  if (!changed) return;
-  impl_->EnqueueWrite("podgroup/" + job.uid(), std::move(pg));
+  SetCondition(pg.status.conditions, std::move(cond));
+  impl_->EnqueueWrite(key, std::move(pg));
 }
 
 void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
@@ -584,13 +623,17 @@ void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
 }
 
 void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
+  RecordJobStatus(job, job.IsReady() ? std::string() : job.FitError(), nullptr);
+}
+
+void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_error,
+                                   const TaskFitErrors* fit_errors) {
   EventRef ref{"PodGroup", job.namespace_(), job.name(),
                job.pod_group() ? job.pod_group()->metadata.uid : ""};
   if (job.IsReady()) {
     impl_->Record(ref, "Normal", "Scheduled", "pod group is ready");
     return;
   }
-  const std::string fit_error = job.FitError();
   // Volcano's text; the recorder makes the repeats of one session after another a count.
   impl_->Record(ref, "Warning", "Unschedulable",
                 fmt::format("{}/{} tasks in gang unschedulable: {}",
@@ -605,7 +648,7 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
     for (const TaskInfo* t : job.TasksWithStatus(status)) {
       if (!t->meta || !t->meta->pod) continue;
       const k8s::Pod& pod = *t->meta->pod;
-      const std::string* own = job.TaskFitError(t->uid());
+      const std::string* own = job.TaskFitError(t->uid(), fit_errors);
       const std::string& message = own != nullptr ? *own : fit_error;
       k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", message, WallMs()};
       auto cur = std::find_if(pod.status.conditions.begin(), pod.status.conditions.end(),

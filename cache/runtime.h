@@ -124,6 +124,11 @@ class CacheRuntime final {
   // on the PodGroup; for an unschedulable job, PodScheduled=False/Unschedulable with the fit
   // error (and a FailedScheduling event) on each pending pod whose cached condition differs.
   void RecordJobStatusEvent(const JobInfo& job);
+  // A session's close of one job: UpdateJobStatus when `write_status`, RecordJobStatusEvent
+  // when `record_event`, computing the job's fit error once. `fit_errors`: the task fit errors
+  // the session kept beside the job (consulted before the job's own); may be null.
+  void CloseJob(const JobInfo& job, const std::string& phase, bool write_status, bool record_event,
+                const TaskFitErrors* fit_errors);
   // Warning/FailedScheduling on each Pending pod of a job the snapshots leave out: "pod group
   // ns/name not found" or "queue q of pod group ns/name not found" (the recorder turns the
   // repeats of every session into one Event object's count). Call once per session.
@@ -149,6 +154,9 @@ class CacheRuntime final {
  private:
   class Outcomes;
   struct Impl;
+  // UpdateJobStatus / RecordJobStatusEvent with the fit error already computed ("" for a ready job).
+  void WriteJobStatus(const JobInfo& job, const std::string& phase, const std::string& fit_error);
+  void RecordJobStatus(const JobInfo& job, const std::string& fit_error, const TaskFitErrors* fit_errors);
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<SchedulerCache> cache_;
   PreBinderRegistry pre_binders_;

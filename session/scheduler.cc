@@ -178,14 +178,9 @@ CycleStats Scheduler::RunOnceLocked() {
     }
   }
   st.jobs_scheduled = static_cast<int64_t>(scheduled.size());
+  // The fit errors stay beside the jobs (no copy of every tried job to record them).
   std::unordered_map<JobId, const JobOutcome*> tried;
-  for (const JobOutcome& o : plan.jobs) {
-    tried.emplace(o.job, &o);
-    if (o.task_fit_errors.empty()) continue;
-    if (JobInfo* job = snap.MutableJob(o.job)) {
-      for (const auto& [uid, reason] : o.task_fit_errors) job->SetTaskFitError(uid, reason);
-    }
-  }
+  for (const JobOutcome& o : plan.jobs) tried.emplace(o.job, &o);
 
   std::vector<const JobInfo*> jobs;
   jobs.reserve(snap.jobs().size());
@@ -195,13 +190,13 @@ CycleStats Scheduler::RunOnceLocked() {
   for (const JobInfo* job : jobs) {
     if (!job->pod_group()) continue;
     const std::string phase = NextPodGroupPhase(*job);
-    const bool was_tried = (tried.count(job->uid()) > 0 && deferred.count(job->uid()) == 0) ||
-                           enqueued_now.count(job->uid()) > 0;
-    if (was_tried || phase != job->pod_group_phase()) runtime_->UpdateJobStatus(*job, phase);
-    if (was_tried && !job->IsReady()) {
-      runtime_->RecordJobStatusEvent(*job);
-      ++st.jobs_unschedulable;
-    }
+    auto outcome = tried.find(job->uid());
+    const bool was_tried =
+        (outcome != tried.end() && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
+    const bool unschedulable = was_tried && !job->IsReady();
+    runtime_->CloseJob(*job, phase, was_tried || phase != job->pod_group_phase(), unschedulable,
+                       outcome != tried.end() ? &outcome->second->task_fit_errors : nullptr);
+    if (unschedulable) ++st.jobs_unschedulable;
     const std::string& q = snap.queues.count(job->queue()) ? job->queue() : options_.session.default_queue;
     queue_allocated[q].Add(job->allocated());
   }

@@ -148,6 +148,7 @@ TEST(SimRunTest, SameSeedSameRun) {
     j.erase("wall_seconds");
     j.erase("snapshot_ms");
     j.erase("session_ms");
+    j.erase("session_phase_ms_mean");
     return j.dump();
   };
   EXPECT_EQ(once(), once());
