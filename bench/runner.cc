@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "api/k8s/decode.h"
+#include "bench/backlog.h"
 #include "bench/workload.h"
 #include "binder/binder.h"
 #include "cache/cluster_source.h"
@@ -678,6 +679,7 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
 int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "memory") return Memory(o, out, err);
+  if (o.what == "backlog") return Backlog(o, out, err);
 #ifdef VOLCACHE_BENCH_KUBE
   if (o.what == "watch") return WatchPath(o, out, err);
 #endif
@@ -691,7 +693,7 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "ingest") return Ingest(o, w, out, err);
   if (o.what == "bind") return Bind(o, w, out, err);
   if (o.what == "e2e") return EndToEnd(o, w, out, err);
-  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory, watch)\n";
+  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory, watch, backlog)\n";
   return 2;
 }
 

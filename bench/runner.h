@@ -11,7 +11,7 @@
 namespace volcache::bench {
 
 struct BenchOptions {
-  std::string what;  // snapshot | ingest | bind | e2e | memory | watch
+  std::string what;  // snapshot | ingest | bind | e2e | memory | watch | backlog
   std::string shape = "S";
   int threads = 0;  // 0 = hardware concurrency
   int runs = 11;

@@ -12,14 +12,15 @@ namespace {
 
 CommandRunner AddBench(CLI::App& sub) {
   auto opts = std::make_shared<bench::BenchOptions>();
-  sub.add_option("WHAT", opts->what, "snapshot | ingest | bind | e2e | memory | watch")->required();
+  sub.add_option("WHAT", opts->what, "snapshot | ingest | bind | e2e | memory | watch | backlog")->required();
   sub.add_option("--shape", opts->shape, "S | M | L | XL | XXL | openb | philly (the traces)");
   sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
   sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
   sub.add_option("--churn", opts->churn, "share of tasks and nodes changed between incremental snapshots");
-  sub.add_option(
-      "--mode", opts->mode,
-      "bind: only add_bind_task | pipeline_instant | rest_loopback; watch: events | list (default: all)");
+  sub.add_option("--mode", opts->mode,
+                 "bind: only add_bind_task | pipeline_instant | rest_loopback; watch: events | list; "
+                 "backlog: allocate | "
+                 "enqueue (default: all)");
   sub.add_option("--bind-concurrency", opts->bind_concurrency,
                  "bind, rest_loopback: REST binds in flight (0 = the binder's default)");
   sub.add_option("--pods", opts->pods, "watch: pods listed / pod watch events (default 100000)");
