@@ -13,12 +13,36 @@ namespace volcache {
 namespace {
 
 // "<count> <reason>" entries sorted lexicographically (Go's sort.Strings), joined ", ".
-std::string SortedHistogram(const std::map<std::string, int64_t, std::less<>>& reasons) {
+// Counted reasons, each once (the views point into the job, the session's fit errors or
+// static names).
+using Histogram = std::vector<std::pair<std::string_view, int64_t>>;
+
+void Count(Histogram& h, std::string_view reason, int64_t n) {
+  for (auto& [r, c] : h) {
+    if (r == reason) {
+      c += n;
+      return;
+    }
+  }
+  h.emplace_back(reason, n);
+}
+
+// Appends "<count> <reason>" entries sorted as strings (Volcano sorts the formatted entries),
+// joined by ", ".
+void AppendSortedHistogram(std::string& out, const Histogram& h) {
   std::vector<std::string> parts;
-  parts.reserve(reasons.size());
-  for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
+  parts.reserve(h.size());
+  for (const auto& [reason, count] : h) {
+    std::string part = std::to_string(count);
+    part += ' ';
+    part += reason;
+    parts.push_back(std::move(part));
+  }
   std::sort(parts.begin(), parts.end());
-  return fmt::format("{}", fmt::join(parts, ", "));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += parts[i];
+  }
 }
 
 constexpr std::string_view kUndetermined = "Undetermined";  // Volcano PodReasonUndetermined
@@ -192,26 +216,26 @@ const std::string* JobInfo::TaskFitError(std::string_view uid, const TaskFitErro
 std::string JobInfo::FitError(const TaskFitErrors* session) const {
   // Like Volcano, the histogram has an entry for every status that holds tasks, plus
   // minAvailable.
-  std::map<std::string, int64_t, std::less<>> reasons;
+  Histogram reasons;
   for (int i = 0; i < kTaskStatusCount; ++i) {
-    if (status_count_[i] != 0) {
-      reasons[std::string(TaskStatusName(TaskStatusFromIndex(i)))] += status_count_[i];
-    }
+    if (status_count_[i] != 0) Count(reasons, TaskStatusName(TaskStatusFromIndex(i)), status_count_[i]);
   }
-  reasons["minAvailable"] = min_available_;
-  std::string msg = fmt::format("{}, {}", kPodGroupNotReady, SortedHistogram(reasons));
+  reasons.emplace_back("minAvailable", min_available_);
+  std::string msg(kPodGroupNotReady);
+  msg += ", ";
+  AppendSortedHistogram(msg, reasons);
 
   reasons.clear();
   for (const TaskInfo* t : TasksWithStatus(TaskStatus::kPending)) {
     const std::string* reason = TaskFitError(t->uid(), session);
-    if (reason == nullptr) {
-      ++reasons[std::string(kUndetermined)];
-    } else {
-      ++reasons[*reason];
-    }
+    Count(reasons, reason == nullptr ? kUndetermined : std::string_view(*reason), 1);
   }
-  if (!reasons.empty())
-    msg += fmt::format("; {}: {}", TaskStatusName(TaskStatus::kPending), SortedHistogram(reasons));
+  if (!reasons.empty()) {
+    msg += "; ";
+    msg += TaskStatusName(TaskStatus::kPending);
+    msg += ": ";
+    AppendSortedHistogram(msg, reasons);
+  }
   return msg;
 }
 

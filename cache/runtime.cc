@@ -650,15 +650,14 @@ void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_er
       const k8s::Pod& pod = *t->meta->pod;
       const std::string* own = job.TaskFitError(t->uid(), fit_errors);
       const std::string& message = own != nullptr ? *own : fit_error;
-      k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", message, WallMs()};
       auto cur = std::find_if(pod.status.conditions.begin(), pod.status.conditions.end(),
                               [](const k8s::PodCondition& c) { return c.type == "PodScheduled"; });
-      if (cur != pod.status.conditions.end()) {
-        if (cur->status == cond.status && cur->reason == cond.reason && cur->message == cond.message)
-          continue;
-        if (cur->status == cond.status && cur->last_transition_time != 0) {
-          cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
-        }
+      // Compared before anything is built: most sessions find the condition already written.
+      const bool no_transition = cur != pod.status.conditions.end() && cur->status == "False";
+      if (no_transition && cur->reason == "Unschedulable" && cur->message == message) continue;
+      k8s::PodCondition cond{"PodScheduled", "False", "Unschedulable", message, WallMs()};
+      if (no_transition && cur->last_transition_time != 0) {
+        cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
       }
       impl_->Record({"Pod", t->namespace_(), t->name(), t->uid()}, "Warning", "FailedScheduling", message);
       impl_->EnqueueWrite("pod/" + t->key(), PodConditionWrite{t->meta->pod, std::move(cond)});

@@ -203,6 +203,7 @@ struct JobSlot {
   QueueSlot* queue = nullptr;
   std::vector<const TaskInfo*> pending;  // schedulable, in task order
   std::vector<Resource> reqs;            // their requests without pods
+  int32_t pending_count = 0;             // schedulable pending tasks (pending is left empty when gated)
   size_t next = 0;                       // first pending task not placed
   int32_t ready_base = 0;                // tasks already counted ready at open
   int32_t committed = 0;
@@ -347,6 +348,17 @@ class Allocator {
         if (!t->scheduling_gated) pending.push_back(t);
       }
       if (pending.empty()) continue;
+      if (o_.require_inqueue && job.IsPending()) {
+        // Not enqueued: never visited, so only its count and its demand (for deserved) count.
+        JobSlot& js = jobs_.emplace_back();
+        js.job = &job;
+        js.queue = &q;
+        js.ready_base = job.ReadyTaskNum();
+        js.gated = true;
+        js.pending_count = static_cast<int32_t>(pending.size());
+        for (const TaskInfo* t : pending) q.request.Add(WithoutPods(t->resreq));
+        continue;
+      }
       std::sort(pending.begin(), pending.end(), [](const TaskInfo* a, const TaskInfo* b) {
         if (a->priority != b->priority) return a->priority > b->priority;
         if (a->meta->creation_timestamp != b->meta->creation_timestamp) {
@@ -358,7 +370,7 @@ class Allocator {
       js.job = &job;
       js.queue = &q;
       js.ready_base = job.ReadyTaskNum();
-      js.gated = o_.require_inqueue && job.IsPending();
+      js.pending_count = static_cast<int32_t>(pending.size());
       js.reqs.reserve(pending.size());
       for (const TaskInfo* t : pending) {
         js.reqs.push_back(WithoutPods(t->resreq));
@@ -716,7 +728,7 @@ class Allocator {
       JobOutcome out;
       out.job = j.job->uid();
       out.queue = j.queue->name;
-      out.pending = static_cast<int32_t>(j.pending.size());
+      out.pending = j.pending_count;
       out.placed = j.committed;
       out.pipelined = j.pipelined;
       out.ready = j.Ready();
