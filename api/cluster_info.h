@@ -63,6 +63,9 @@ class ClusterInfo {
   const JobMap& jobs() const { return jobs_; }
   const JobInfo* FindJob(const JobId& id) const;
   JobInfo* MutableJob(const JobId& id);  // nullptr when absent
+  // True when this session copied (MutableJob) or erased the job: it is no longer the cache's
+  // version of that generation.
+  bool ChangedBySession(const JobId& id) const { return dirty_jobs_.count(id) > 0; }
   void EraseJob(const JobId& id);
 
   std::unordered_map<std::string, QueueInfo> queues;

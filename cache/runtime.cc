@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <thread>
 #include <variant>
 
@@ -548,13 +547,18 @@ void CacheRuntime::UpdateJobStatus(const JobInfo& job, const std::string& phase)
   CloseJob(job, phase, /*write_status=*/true, /*record_event=*/false, nullptr);
 }
 
-void CacheRuntime::CloseJob(const JobInfo& job, const std::string& phase, bool write_status,
-                            bool record_event, const TaskFitErrors* fit_errors) {
-  if (!job.pod_group() || (!write_status && !record_event)) return;
-  std::optional<std::string> fit_error;  // computed once, for a job left not ready
-  if (!job.IsReady()) fit_error = job.FitError(fit_errors);
-  if (write_status) WriteJobStatus(job, phase, fit_error ? *fit_error : std::string());
-  if (record_event) RecordJobStatus(job, fit_error ? *fit_error : std::string(), fit_errors);
+std::string CacheRuntime::CloseJob(const JobInfo& job, const std::string& phase, bool write_status,
+                                   bool record_event, const TaskFitErrors* fit_errors) {
+  if (!job.pod_group() || (!write_status && !record_event)) return std::string();
+  // Computed once, for a job left not ready.
+  const std::string fit_error = job.IsReady() ? std::string() : job.FitError(fit_errors);
+  if (write_status) WriteJobStatus(job, phase, fit_error);
+  if (record_event) RecordJobStatus(job, fit_error, fit_errors, /*pods=*/true);
+  return fit_error;
+}
+
+void CacheRuntime::RepeatJobStatusEvent(const JobInfo& job, const std::string& fit_error) {
+  RecordJobStatus(job, fit_error, nullptr, /*pods=*/false);
 }
 
 void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
@@ -623,11 +627,11 @@ void CacheRuntime::UpdateQueueStatus(const QueueInfo& queue) {
 }
 
 void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
-  RecordJobStatus(job, job.IsReady() ? std::string() : job.FitError(), nullptr);
+  RecordJobStatus(job, job.IsReady() ? std::string() : job.FitError(), nullptr, /*pods=*/true);
 }
 
 void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_error,
-                                   const TaskFitErrors* fit_errors) {
+                                   const TaskFitErrors* fit_errors, bool pods) {
   EventRef ref{"PodGroup", job.namespace_(), job.name(),
                job.pod_group() ? job.pod_group()->metadata.uid : ""};
   if (job.IsReady()) {
@@ -638,6 +642,7 @@ void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_er
   impl_->Record(ref, "Warning", "Unschedulable",
                 fmt::format("{}/{} tasks in gang unschedulable: {}",
                             job.CountWithStatus(TaskStatus::kPending), job.tasks().size(), fit_error));
+  if (!pods) return;
   // Volcano's taskUnschedulable: every task still Pending (or Allocated, not bound) gets
   // PodScheduled=False/Unschedulable with its own fit error when the session recorded one
   // (the task that fit no node: "0/N nodes are available: ..."), else the gang's message —

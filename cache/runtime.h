@@ -125,10 +125,15 @@ class CacheRuntime final {
   // error (and a FailedScheduling event) on each pending pod whose cached condition differs.
   void RecordJobStatusEvent(const JobInfo& job);
   // A session's close of one job: UpdateJobStatus when `write_status`, RecordJobStatusEvent
-  // when `record_event`, computing the job's fit error once. `fit_errors`: the task fit errors
-  // the session kept beside the job (consulted before the job's own); may be null.
-  void CloseJob(const JobInfo& job, const std::string& phase, bool write_status, bool record_event,
-                const TaskFitErrors* fit_errors);
+  // when `record_event`, computing the job's fit error once (returned; "" for a ready job).
+  // `fit_errors`: the task fit errors the session kept beside the job (consulted before the
+  // job's own); may be null.
+  std::string CloseJob(const JobInfo& job, const std::string& phase, bool write_status, bool record_event,
+                       const TaskFitErrors* fit_errors);
+  // RecordJobStatusEvent's event on the PodGroup alone, with the fit error CloseJob returned
+  // for this same version of the job: a session whose verdict repeats the last one (its status
+  // and its pods' conditions already say it, or their writes are on the way).
+  void RepeatJobStatusEvent(const JobInfo& job, const std::string& fit_error);
   // Warning/FailedScheduling on each Pending pod of a job the snapshots leave out: "pod group
   // ns/name not found" or "queue q of pod group ns/name not found" (the recorder turns the
   // repeats of every session into one Event object's count). Call once per session.
@@ -156,7 +161,9 @@ class CacheRuntime final {
   struct Impl;
   // UpdateJobStatus / RecordJobStatusEvent with the fit error already computed ("" for a ready job).
   void WriteJobStatus(const JobInfo& job, const std::string& phase, const std::string& fit_error);
-  void RecordJobStatus(const JobInfo& job, const std::string& fit_error, const TaskFitErrors* fit_errors);
+  // `pods`: also the PodScheduled conditions and FailedScheduling events of its pending pods.
+  void RecordJobStatus(const JobInfo& job, const std::string& fit_error, const TaskFitErrors* fit_errors,
+                       bool pods);
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<SchedulerCache> cache_;
   PreBinderRegistry pre_binders_;

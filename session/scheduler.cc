@@ -187,6 +187,9 @@ CycleStats Scheduler::RunOnceLocked() {
   for (const auto& [id, job] : snap.jobs()) jobs.push_back(job.get());
   std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
   std::map<std::string, Resource> queue_allocated;
+  std::unordered_map<JobId, CloseMemo> memo;  // becomes close_memo_: the jobs of this session
+  memo.reserve(close_memo_.size());
+  const TaskFitErrors no_fit_errors;
   for (const JobInfo* job : jobs) {
     if (!job->pod_group()) continue;
     const std::string phase = NextPodGroupPhase(*job);
@@ -194,12 +197,29 @@ CycleStats Scheduler::RunOnceLocked() {
     const bool was_tried =
         (outcome != tried.end() && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
     const bool unschedulable = was_tried && !job->IsReady();
-    runtime_->CloseJob(*job, phase, was_tried || phase != job->pod_group_phase(), unschedulable,
-                       outcome != tried.end() ? &outcome->second->task_fit_errors : nullptr);
+    const bool write_status = was_tried || phase != job->pod_group_phase();
+    const TaskFitErrors& fit_errors =
+        outcome != tried.end() ? outcome->second->task_fit_errors : no_fit_errors;
     if (unschedulable) ++st.jobs_unschedulable;
+    // Only the cache's own version of a job (not a copy this session changed) can repeat.
+    const bool cache_version = !snap.ChangedBySession(job->uid());
+    auto last = cache_version ? close_memo_.find(job->uid()) : close_memo_.end();
+    if (last != close_memo_.end() && last->second.generation == job->generation() &&
+        last->second.phase == phase && last->second.write_status == write_status &&
+        last->second.unschedulable == unschedulable && last->second.fit_errors == fit_errors) {
+      if (unschedulable) runtime_->RepeatJobStatusEvent(*job, last->second.fit_error);
+      memo.insert(close_memo_.extract(last));
+    } else {
+      std::string fit_error = runtime_->CloseJob(*job, phase, write_status, unschedulable, &fit_errors);
+      if (cache_version && (write_status || unschedulable)) {
+        memo.emplace(job->uid(), CloseMemo{job->generation(), phase, fit_errors, write_status, unschedulable,
+                                           std::move(fit_error)});
+      }
+    }
     const std::string& q = snap.queues.count(job->queue()) ? job->queue() : options_.session.default_queue;
     queue_allocated[q].Add(job->allocated());
   }
+  close_memo_ = std::move(memo);
   // Jobs the snapshot left out (no PodGroup, or its queue missing) are never tried: say why.
   runtime_->RecordLeftOutJobEvents();
   std::vector<std::string> queue_names;

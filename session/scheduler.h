@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "api/cluster_info.h"
@@ -163,6 +164,20 @@ class Scheduler {
   EvictionPlan last_evictions_ GUARDED_BY(mu_);
   // Jobs this scheduler enqueued whose Inqueue phase may not be back from the API server yet.
   std::unordered_set<JobId> enqueued_ GUARDED_BY(mu_);
+  // What the last close did for each job that session left unchanged: a job whose cache
+  // version (generation), phase, session fit errors and close work are the same again gets the
+  // same status, pod conditions and fit error, so only its PodGroup event is repeated (a deep
+  // backlog of unchanged pending jobs costs a lookup each, not a fit error, a status and pod
+  // condition checks).
+  struct CloseMemo {
+    uint64_t generation = 0;
+    std::string phase;
+    TaskFitErrors fit_errors;
+    bool write_status = false;
+    bool unschedulable = false;
+    std::string fit_error;
+  };
+  std::unordered_map<JobId, CloseMemo> close_memo_ GUARDED_BY(mu_);
   CycleStats last_stats_ GUARDED_BY(mu_);
   uint64_t cycles_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<Clock> clock_ GUARDED_BY(mu_);

@@ -241,6 +241,61 @@ TEST(SchedulerTest, UnschedulablePodsGetPodScheduledFalseOnceNotEverySession) {
   EXPECT_EQ(failed_scheduling(), 6);
 }
 
+// A deep backlog: a job the cluster did not change, with the same verdict as last session, only
+// gets its PodGroup event again — its status and its pods' conditions were written (or are on
+// their way: here the watch never brings them back), so they are neither re-checked nor re-sent.
+TEST(SchedulerTest, AnUnchangedJobWithTheSameVerdictOnlyRepeatsItsEvent) {
+  Rig r;
+  r.AddNode("n1", "2");
+  r.Gang("big", 3, 3);
+  Scheduler s(r.rt.get());
+  auto count = [&](const char* reason, const char* kind) {
+    int n = 0;
+    for (const auto& e : r.recorder.events()) n += e.reason == reason && e.object.kind == kind;
+    return n;
+  };
+  s.RunOnce();
+  r.Flush();
+  EXPECT_EQ(r.status.pod_conditions().size(), 3u);
+  EXPECT_EQ(r.status.pod_groups().size(), 1u);
+  EXPECT_EQ(count("FailedScheduling", "Pod"), 3);
+  EXPECT_EQ(count("Unschedulable", "PodGroup"), 1);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    s.RunOnce();
+    r.Flush();
+  }
+  EXPECT_EQ(r.status.pod_conditions().size(), 3u);
+  EXPECT_EQ(r.status.pod_groups().size(), 1u);
+  EXPECT_EQ(count("FailedScheduling", "Pod"), 3);
+  EXPECT_EQ(count("Unschedulable", "PodGroup"), 4);  // Volcano records it every session
+
+  // The job changes (a pod's update): its close is done again and, the watch never having
+  // brought the writes back into the cache, sends them again.
+  auto old = r.rt->cache().GetTask("ns/big-0").value().meta->pod;
+  auto updated = std::make_shared<k8s::Pod>(*old);
+  updated->metadata.labels["touched"] = "yes";
+  updated->metadata.resource_version = "2";
+  ASSERT_TRUE(r.rt->cache().UpdatePod(old, updated).ok());
+  s.RunOnce();
+  r.Flush();
+  EXPECT_EQ(r.status.pod_groups().size(), 2u);
+  EXPECT_EQ(count("FailedScheduling", "Pod"), 6);
+  EXPECT_EQ(count("Unschedulable", "PodGroup"), 5);
+
+  // A different verdict (another node, another fit error) is written again.
+  r.AddNode("n2", "500m");
+  s.RunOnce();
+  r.Flush();
+  EXPECT_EQ(r.status.pod_groups().size(), 3u);
+  EXPECT_EQ(count("FailedScheduling", "Pod"), 9);
+  auto pg = r.LastPodGroup("big");
+  ASSERT_NE(pg, nullptr);
+  std::string message;
+  for (const auto& c : pg->status.conditions)
+    if (c.type == "Unschedulable") message = c.message;
+  EXPECT_THAT(message, HasSubstr("0/2 nodes are available"));
+}
+
 TEST(SchedulerTest, PodsWhosePodGroupOrQueueIsMissingGetAnEventSayingSo) {
   Rig r;
   r.AddNode("n1");
