@@ -212,7 +212,17 @@ struct JobSlot {
   bool tried = false;
   bool closed = false;  // no more visits this session
   std::string reason;
-  std::map<std::string, std::string> fit_errors;
+  TaskFitErrors fit_errors;  // task uid → why it fit no node (a few: one per visit at most)
+
+  void SetFitError(const std::string& uid, const std::string& failure) {
+    for (auto& [task, reason] : fit_errors) {
+      if (task == uid) {
+        reason = failure;
+        return;
+      }
+    }
+    fit_errors.emplace_back(uid, failure);
+  }
 
   bool Ready() const { return ready_base + committed >= job->min_available(); }
 };
@@ -443,7 +453,9 @@ class Allocator {
     if (total > 0) next_start_ = (start + scanned) % total;
     if (best == nullptr) {
       *failure = FitErrorText(nodes_.size(), reasons);
-      if (!shape.empty()) unplaceable_.emplace(std::move(shape), *failure);
+      if (!shape.empty() && unplaceable_.emplace(shape, *failure).second) {
+        unplaceable_this_visit_.push_back(std::move(shape));
+      }
     }
     return best;
   }
@@ -469,6 +481,7 @@ class Allocator {
       bool pipelined;
     };
     std::vector<Tentative> tentative;
+    unplaceable_this_visit_.clear();
     const size_t start = j.next;
     bool requeue = false;
     std::string failure;
@@ -477,7 +490,7 @@ class Allocator {
       const Resource& req = j.reqs[j.next];
       if (std::string over = q.CapabilityExceeded(req); !over.empty()) {
         failure = fmt::format("queue {} capability reached ({})", q.name, over);
-        j.fit_errors[t.uid()] = failure;
+        j.SetFitError(t.uid(), failure);
         break;
       }
       NodeSlot* n = PickNode(t, req, &failure);
@@ -490,7 +503,7 @@ class Allocator {
         pipelined = n != nullptr;
       }
       if (n == nullptr) {
-        j.fit_errors[t.uid()] = failure;
+        j.SetFitError(t.uid(), failure);
         break;
       }
       failure.clear();
@@ -528,7 +541,10 @@ class Allocator {
         q.allocated.SubUnchecked(j.reqs[x.index]);
       }
       plan_.discarded += static_cast<int64_t>(tentative.size());
-      unplaceable_.clear();  // resources came back
+      // Resources came back to where they were when the visit began: what fit nowhere before
+      // it still fits nowhere (availability only shrank since), what the visit itself found
+      // may fit again.
+      for (const std::string& shape : unplaceable_this_visit_) unplaceable_.erase(shape);
       j.next = start;
       if (failure.empty()) {
         failure = fmt::format("only {} schedulable pending tasks, gang needs {}", j.pending.size(),
@@ -724,7 +740,7 @@ class Allocator {
   }
 
   AllocationPlan Close() {
-    for (const JobSlot& j : jobs_) {
+    for (JobSlot& j : jobs_) {
       JobOutcome out;
       out.job = j.job->uid();
       out.queue = j.queue->name;
@@ -739,7 +755,8 @@ class Allocator {
                                : fmt::format("{}/{} tasks in gang unschedulable: {}", left,
                                              j.job->tasks().size(), why);
       }
-      out.task_fit_errors.assign(j.fit_errors.begin(), j.fit_errors.end());
+      std::sort(j.fit_errors.begin(), j.fit_errors.end());  // by task uid
+      out.task_fit_errors = std::move(j.fit_errors);
       plan_.jobs.push_back(std::move(out));
     }
     std::sort(plan_.jobs.begin(), plan_.jobs.end(),
@@ -766,6 +783,7 @@ class Allocator {
   std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
   std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
+  std::vector<std::string> unplaceable_this_visit_;           // its entries added by the current visit
   size_t next_start_ = 0;                                     // where the next sampled node search begins
   bool pipeline_pass_ = false;                                // PickNode checks future idle instead of idle
   // Network topology: while use_domain_, node searches cover only domain_ (name order).

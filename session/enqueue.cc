@@ -22,6 +22,7 @@ struct QueueTally {
   Resource request, allocated, inqueue, deserved;
   std::vector<const JobInfo*> pending;  // Pending-phase jobs, in job order
   size_t next = 0;
+  double share = 0;  // Share(), kept current while the queue waits in the admission order
 
   double Share() const {
     Resource used = allocated;
@@ -67,7 +68,8 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
     q.allocated.Add(allocated);
     q.request.Add(allocated);
     cluster_used.Add(allocated);
-    for (const TaskInfo* t : fair::SchedulablePending(job)) {
+    for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) {  // a sum: any order
+      if (t->scheduling_gated) continue;
       Resource r = t->resreq;
       r.RemoveScalar(ResourceNames::kPods);
       q.request.Add(r);
@@ -111,8 +113,7 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
     return a->uid() < b->uid();
   };
   auto queue_after = [](const QueueTally* a, const QueueTally* b) {
-    const double sa = a->Share(), sb = b->Share();
-    if (sa != sb) return sa > sb;
+    if (a->share != b->share) return a->share > b->share;
     return a->name > b->name;
   };
   std::priority_queue<QueueTally*, std::vector<QueueTally*>, decltype(queue_after)> order(queue_after);
@@ -124,7 +125,9 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
         out.held.emplace_back(j->uid(), fmt::format("queue {} is closed", q->name));
       continue;
     }
-    if (!q->pending.empty()) order.push(q);
+    if (q->pending.empty()) continue;
+    q->share = q->Share();
+    order.push(q);
   }
   while (!order.empty()) {
     QueueTally* q = order.top();
@@ -138,6 +141,7 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
     if (!fair::AtOrAboveDeserved(queue_used, q->deserved) ||
         fair::FitsUnder(cluster_used, min, overcommitted)) {
       q->inqueue.Add(min);
+      q->share = q->Share();
       cluster_used.Add(min);
       out.enqueued.push_back(job.uid());
     } else {

@@ -178,9 +178,9 @@ CycleStats Scheduler::RunOnceLocked() {
     }
   }
   st.jobs_scheduled = static_cast<int64_t>(scheduled.size());
-  // The fit errors stay beside the jobs (no copy of every tried job to record them).
-  std::unordered_map<JobId, const JobOutcome*> tried;
-  for (const JobOutcome& o : plan.jobs) tried.emplace(o.job, &o);
+  // The fit errors stay beside the jobs (no copy of every tried job to record them); the
+  // outcomes are sorted by job uid, as `jobs` is below, so they are found by walking both.
+  size_t next_outcome = 0;
 
   std::vector<const JobInfo*> jobs;
   jobs.reserve(snap.jobs().size());
@@ -193,13 +193,15 @@ CycleStats Scheduler::RunOnceLocked() {
   for (const JobInfo* job : jobs) {
     if (!job->pod_group()) continue;
     const std::string phase = NextPodGroupPhase(*job);
-    auto outcome = tried.find(job->uid());
+    while (next_outcome < plan.jobs.size() && plan.jobs[next_outcome].job < job->uid()) ++next_outcome;
+    const JobOutcome* outcome = next_outcome < plan.jobs.size() && plan.jobs[next_outcome].job == job->uid()
+                                    ? &plan.jobs[next_outcome]
+                                    : nullptr;
     const bool was_tried =
-        (outcome != tried.end() && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
+        (outcome != nullptr && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
     const bool unschedulable = was_tried && !job->IsReady();
     const bool write_status = was_tried || phase != job->pod_group_phase();
-    const TaskFitErrors& fit_errors =
-        outcome != tried.end() ? outcome->second->task_fit_errors : no_fit_errors;
+    const TaskFitErrors& fit_errors = outcome != nullptr ? outcome->task_fit_errors : no_fit_errors;
     if (unschedulable) ++st.jobs_unschedulable;
     // Only the cache's own version of a job (not a copy this session changed) can repeat.
     const bool cache_version = !snap.ChangedBySession(job->uid());
