@@ -692,11 +692,13 @@ class Allocator {
       QueueSlot* q = order.top();
       order.pop();
       if (q->jobs.empty()) continue;
-      if (q->Overused()) {
+      const bool overused = q->Overused();
+      if (overused || (o_.share_limit && q->share >= 1)) {
         while (!q->jobs.empty()) {
           JobSlot* j = q->jobs.top();
           q->jobs.pop();
-          j->reason = fmt::format("queue {} is overused (allocated reached deserved)", q->name);
+          j->reason = overused ? fmt::format("queue {} is overused (allocated reached deserved)", q->name)
+                               : fmt::format("queue {} reached its deserved share", q->name);
         }
         continue;
       }

@@ -75,6 +75,12 @@ struct SessionOptions {
   // Enqueue gating: only jobs whose PodGroup is past Pending (Inqueue, Running, ...) are
   // tried; Pending ones still count in their queue's request (session/enqueue.h).
   bool require_inqueue = false;
+  // Queue share limit (Volcano proportion's allocatable): a queue whose share reached 1
+  // (allocated >= deserved in some dimension) starts no job visit, so what other queues
+  // free stays for the queues below their share: a starving gang is not overtaken by small
+  // jobs of queues already at their share. A queue below its share may still start a job
+  // that takes it past (gangs are indivisible). The Scheduler sets it with enqueue.
+  bool share_limit = false;
   // Volcano's overcommit plugin factor for Enqueue (session/enqueue.h).
   double overcommit_factor = 1.2;
 };

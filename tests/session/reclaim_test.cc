@@ -169,6 +169,51 @@ TEST(ReclaimTest, AQueueReclaimedForIsNotTakenFromInTheSamePlan) {
   EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p).ok());
 }
 
+// Issue 13's big-gang shortfall: what a queue frees (or has idle) must stay for the queue
+// below its share. Without SessionOptions::share_limit, a queue already past its share starts
+// another small job on the only node the starving gang could use, and reclaim (which never
+// takes a queue below its share) can then not make room; with it, the small job waits and
+// one victim is enough.
+TEST(ReclaimTest, AQueueAtItsShareDoesNotTakeTheRoomAStarvingGangNeeds) {
+  auto plan = [](bool share_limit, AllocationPlan* allocation) {
+    World w;
+    w.Node("n1");
+    w.Node("n2");
+    w.Queue("qa");
+    w.Queue("qb");
+    // Deserved (8 cpu, equal weights, requests qa 6 and qb 4): 4 each; qa holds 5.
+    w.Running("a", 1, "qa", {"n1", "n1", "n1", "n1", "n2"}, 100);
+    w.Waiting("a2", 1, 1, "qa", 150);      // one more small qa job
+    w.Waiting("b", 1, 1, "qb", 200, "4");  // needs a whole node: n2 has 3 cpu free
+    SessionOptions o;
+    o.share_limit = share_limit;
+    EvictionPlan p = w.Plan({}, o);
+    *allocation = w.plan;
+    EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p, o).ok());
+    return p;
+  };
+  AllocationPlan without, with;
+  EvictionPlan before = plan(false, &without);
+  EvictionPlan after = plan(true, &with);
+  // Without the limit qa's small job goes to n2 (3 cpu left there, 2 with it), and qa can
+  // give one cpu only: b is not served.
+  ASSERT_EQ(without.placements.size(), 1u);
+  EXPECT_EQ(without.placements[0].task_key, "ns/a2-0");
+  EXPECT_EQ(without.placements[0].node, "n2");
+  EXPECT_THAT(Victims(before), IsEmpty());
+  // With it qa (share 5/4) starts nothing, and its youngest task on n2 makes room for b.
+  EXPECT_THAT(with.placements, IsEmpty());
+  for (const JobOutcome& j : with.jobs) {
+    if (j.job == "ns/a2") {
+      EXPECT_THAT(j.reason, ::testing::HasSubstr("queue qa reached its deserved share"));
+    }
+  }
+  EXPECT_THAT(Victims(after), ElementsAre("ns/a-4"));
+  ASSERT_FALSE(after.jobs.empty());
+  EXPECT_EQ(after.jobs[0].job, "ns/b");
+  EXPECT_TRUE(after.jobs[0].served);
+}
+
 TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   World w;
   w.Node("n1");
