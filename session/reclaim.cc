@@ -199,6 +199,7 @@ class Planner {
       nodes_[victims_[v].node].victims.push_back(v);
       const JState& vj = jobs_[victims_[v].job];
       min_victim_priority_[vj.queue] = std::min(min_victim_priority_[vj.queue], vj.job->priority());
+      lowest_victim_priority_ = std::min(lowest_victim_priority_, vj.job->priority());
     }
   }
 
@@ -448,8 +449,11 @@ class Planner {
       // resumes after them.
       size_t& victim_cursor = victim_cursor_[ShapeKey(preempt, j.queue, j.job->priority(), &req)];
       size_t compared = 0;
+      int32_t best_priority = INT32_MAX;  // the highest job priority among best_victims
       for (size_t ni = victim_cursor; best == nodes_.size() || !best_victims.empty(); ++ni) {
-        if (ni == nodes_.size() || best_victims.size() == 1 || compared == kVictimNodesToCompare) break;
+        if (ni == nodes_.size() || compared == kVictimNodesToCompare) break;
+        // One victim of the lowest priority any victim has cannot be beaten.
+        if (best_victims.size() == 1 && best_priority <= lowest_victim_priority_) break;
         bool fails = !req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero) ||
                      nodes_[ni].victims.empty() || !NodePredicateFailure(*t, *nodes_[ni].info).empty();
         std::vector<size_t> victims;
@@ -459,9 +463,14 @@ class Planner {
           continue;
         }
         ++compared;
-        if (best == nodes_.size() || victims.size() < best_victims.size()) {
+        int32_t priority = INT32_MIN;
+        for (size_t v : victims) priority = std::max(priority, jobs_[victims_[v].job].job->priority());
+        // Lowest priority first (issue 13), then the fewest victims, then the name.
+        if (best == nodes_.size() || priority < best_priority ||
+            (priority == best_priority && victims.size() < best_victims.size())) {
           best = ni;
           best_victims = std::move(victims);
+          best_priority = priority;
         }
       }
       if (best == nodes_.size()) {
@@ -535,6 +544,7 @@ class Planner {
   }
   std::unordered_map<std::string, std::string> unservable_;  // memo: action, queue, priority, requests → why
   std::vector<int32_t> min_victim_priority_;                 // by queue: lowest priority holding a victim
+  int32_t lowest_victim_priority_ = INT32_MAX;               // over all victims
   EvictionPlan out_;
 };
 

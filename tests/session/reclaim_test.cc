@@ -214,6 +214,30 @@ TEST(ReclaimTest, AQueueAtItsShareDoesNotTakeTheRoomAStarvingGangNeeds) {
   EXPECT_TRUE(after.jobs[0].served);
 }
 
+// Lowest priority first across nodes too: each node frees the task's room with one whole
+// gang of four, and the high-priority one sits on the node first by name. (The planner used
+// to take the node needing the fewest victims, ties by name: it evicted a-high. The real-API-
+// server test, tests/integration/fairness_test.cc, found it.)
+TEST(ReclaimTest, TheLowestPriorityVictimsWinOverANodeFirstByName) {
+  World w;
+  w.h.PutNode(NodeBuilder("n1").Allocatable("4", "8Gi"));
+  w.h.PutNode(NodeBuilder("n2").Allocatable("4", "8Gi"));
+  w.Queue("qa");
+  w.Queue("qb", 1, /*reclaimable=*/false);
+  w.Priority("high", 1000);
+  w.Priority("low", 10);
+  w.Running("a-high", 4, "qa", {"n1", "n1", "n1", "n1"}, 100, "1", "high");
+  w.Running("a-low", 4, "qa", {"n2", "n2", "n2", "n2"}, 100, "1", "low");
+  // Deserved (8 cpu, equal weights, requests 8 and 4): 4 each; qa gives one gang.
+  w.Waiting("b", 2, 2, "qb", 200, "2");
+  SessionOptions o;
+  o.share_limit = o.require_inqueue = o.pipeline = true;
+  EvictionPlan p = w.Plan({}, o);
+  EXPECT_THAT(Victims(p), ElementsAre("ns/a-low-0", "ns/a-low-1", "ns/a-low-2", "ns/a-low-3"));
+  for (const auto& e : p.evictions) EXPECT_EQ(e.node, "n2");
+  EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p, o).ok());
+}
+
 TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   World w;
   w.Node("n1");
