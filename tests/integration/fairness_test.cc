@@ -148,8 +148,8 @@ TEST_F(FairnessTest, ReclaimEvictsTheLowPriorityGangOfTheQueueAboveItsShareThenB
       },
       Seconds(30)))
       << "b's gang not bound within 30 s of the victims' deletion; serve's cache: "
-      << serve->AdminGet("/debug/cache").body << " PG "
-      << c.Get(kVolcano + "/namespaces/" + kNs + "/podgroups/b").body << "\nlog tail:\n"
+      << serve->AdminGet("/debug/cache").body
+      << "\nPodGroup b: " << c.Get(kVolcano + "/namespaces/" + kNs + "/podgroups/b").body << "\nlog tail:\n"
       << Tail(serve->Log());
   // Where a-low ran (two 2-cpu pods need the 4 cpu it freed), and a-high untouched.
   EXPECT_TRUE(low_nodes.count(after["b-0"]) && low_nodes.count(after["b-1"]))
