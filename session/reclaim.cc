@@ -182,18 +182,35 @@ class Planner {
       donor[q] = e.reclaim && queues_[q].reclaimable &&
                  fair::AtOrAboveDeserved(queues_[q].allocated, queues_[q].deserved);
     }
+    auto collects = [&](const JState& j) {
+      return donor[j.queue] || j.job->priority() < max_starving_priority[j.queue];
+    };
+    size_t tasks = 0;
+    for (const JState& j : jobs_) tasks += collects(j) ? j.job->tasks().size() : 0;
+    victims_.reserve(tasks);
+    // A gang's tasks often share a node: the last lookup is tried before the hash.
+    const std::string* last_name = nullptr;
+    size_t last_node = 0;
     for (size_t ji = 0; ji < jobs_.size(); ++ji) {
       JState& j = jobs_[ji];
-      if (!donor[j.queue] && j.job->priority() >= max_starving_priority[j.queue]) continue;
+      if (!collects(j)) continue;
+      j.victims.reserve(j.job->tasks().size());
       for (const auto& [uid, t] : j.job->tasks()) {
         if ((t.status != TaskStatus::kRunning && t.status != TaskStatus::kBound) || t.node_name.empty())
           continue;
-        auto n = node_index_.find(t.node_name);
-        if (n == node_index_.end()) continue;
+        if (last_name == nullptr || *last_name != t.node_name) {
+          auto n = node_index_.find(t.node_name);
+          if (n == node_index_.end()) continue;
+          last_name = &n->first;
+          last_node = n->second;
+        }
         j.victims.push_back(victims_.size());
-        victims_.push_back({&t, ji, n->second, WithoutPods(t.resreq)});
+        victims_.push_back({&t, ji, last_node, WithoutPods(t.resreq)});
       }
     }
+    std::vector<uint32_t> per_node(nodes_.size(), 0);
+    for (const Victim& v : victims_) ++per_node[v.node];
+    for (size_t ni = 0; ni < nodes_.size(); ++ni) nodes_[ni].victims.reserve(per_node[ni]);
     min_victim_priority_.assign(queues_.size(), INT32_MAX);
     for (size_t v = 0; v < victims_.size(); ++v) {
       nodes_[victims_[v].node].victims.push_back(v);
