@@ -238,6 +238,36 @@ TEST(ReclaimTest, TheLowestPriorityVictimsWinOverANodeFirstByName) {
   EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p, o).ok());
 }
 
+// The share limit rounds to the nearest job: a queue below its share does not start a job
+// that would take it past by more than half the job's request, and does start one that
+// takes it past by at most half.
+TEST(ReclaimTest, AQueueBelowItsShareStartsOnlyAJobThatOvershootsByAtMostHalf) {
+  World w;
+  w.Node("n1", "16");
+  w.Queue("qa");
+  w.Queue("qb");
+  // Deserved (16 cpu, equal weights, requests qa 14 and qb 14): 8 each. qa holds 6.
+  w.Running("a", 1, "qa", {"n1", "n1", "n1", "n1", "n1", "n1"}, 100);
+  w.Running("b", 1, "qb", {"n1", "n1"}, 100);
+  w.Waiting("b2", 3, 3, "qb", 120, "4");  // 12 cpu: fits none of the 8 free
+  w.Waiting("a2", 1, 1, "qa", 150, "6");  // 6 + 6 = 12 > 8 + 3
+  w.Waiting("a3", 1, 1, "qa", 160, "2");  // 6 + 2 = 8 <= 8 + 1
+  SessionOptions o;
+  o.share_limit = true;
+  AllocationPlan plan = Allocate(*w.h.cache->Snapshot(), o);
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].task_key, "ns/a3-0");
+  for (const JobOutcome& j : plan.jobs) {
+    if (j.job == "ns/a2") {
+      EXPECT_THAT(j.reason, ::testing::HasSubstr("would take it past its deserved share by more than half"));
+    }
+  }
+  // Without the limit a2, first in qa, takes qa to 12 of its 8.
+  plan = Allocate(*w.h.cache->Snapshot(), SessionOptions{});
+  ASSERT_FALSE(plan.placements.empty());
+  EXPECT_EQ(plan.placements[0].task_key, "ns/a2-0");
+}
+
 TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   World w;
   w.Node("n1");
