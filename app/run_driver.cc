@@ -252,6 +252,7 @@ RunReport SimRun::Run() {
     size_t sessions = 0;
   };
   std::map<std::string, QueueAcc> queue_acc;  // contended sessions only
+  std::map<std::string, QueueAcc> over_acc;   // cluster contended, queue demand above deserved
   FairnessAcc fair;
   CycleStats last{};
   bool marked = false;
@@ -293,12 +294,18 @@ RunReport SimRun::Run() {
       s.runtime->RunDueWorkInline();
       const std::vector<QueueOutcome> outcomes = s.scheduler->last_queues();
       fair.Session(last, outcomes, s.scheduler->last_evictions(), GpuMilli(total));
+      int64_t demand = 0;
+      for (const QueueOutcome& q : outcomes) demand += GpuMilli(q.request);
       for (const QueueOutcome& q : outcomes) {
         if (GpuMilli(q.request) <= GpuMilli(q.allocated)) continue;  // nothing left waiting
-        auto& acc = queue_acc[q.name];
-        acc.deserved += static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
-        acc.held += static_cast<double>(GpuMilli(q.allocated)) / 1000.0;
-        ++acc.sessions;
+        for (auto* m : {&queue_acc, &over_acc}) {
+          if (m == &over_acc && (demand <= GpuMilli(total) || GpuMilli(q.deserved) >= GpuMilli(q.request)))
+            continue;
+          auto& acc = (*m)[q.name];
+          acc.deserved += static_cast<double>(GpuMilli(q.deserved)) / 1000.0;
+          acc.held += static_cast<double>(GpuMilli(q.allocated)) / 1000.0;
+          ++acc.sessions;
+        }
       }
       open_ms.push_back(last.open_ms);
       cycle_ms.push_back(last.total_ms);
@@ -412,6 +419,13 @@ RunReport SimRun::Run() {
       q.allocated_gpus = a->second.held / static_cast<double>(a->second.sessions);
     }
     if (q.deserved_gpus > 0) q.share_error = q.allocated_gpus / q.deserved_gpus - 1;
+    if (auto a = over_acc.find(name); a != over_acc.end() && a->second.sessions > 0) {
+      q.over_share_sessions = a->second.sessions;
+      q.over_share_deserved_gpus = a->second.deserved / static_cast<double>(a->second.sessions);
+      q.over_share_held_gpus = a->second.held / static_cast<double>(a->second.sessions);
+      if (q.over_share_deserved_gpus > 0)
+        q.over_share_error = q.over_share_held_gpus / q.over_share_deserved_gpus - 1;
+    }
     q.evicted = fair.evicted[name];
     q.evicted_for = fair.evicted_for[name];
     q.share_series = std::move(fair.series[name]);
@@ -470,6 +484,9 @@ std::string RunReport::ToJson() const {
                   {"gpu_seconds", q.gpu_seconds},
                   {"gpu_fraction", q.gpu_fraction},
                   {"contended_sessions", q.contended_sessions},
+                  {"over_share_sessions", q.over_share_sessions},
+                  {"over_share_deserved_gpus", q.over_share_deserved_gpus},
+                  {"over_share_held_gpus", q.over_share_held_gpus},
                   {"deserved_gpus", q.deserved_gpus},
                   {"allocated_gpus", q.allocated_gpus},
                   {"share_error", q.share_error},
@@ -569,8 +586,12 @@ std::string RunReport::ToText() const {
                     f.convergence_periods.p95, f.convergence_periods.max, f.unconverged));
     for (const auto& q : queues) {
       if (q.contended_sessions == 0 && q.evicted == 0 && q.evicted_for == 0) continue;
-      line(fmt::format("  {:<16} held/deserved {:+6.1f}%  evicted {:>5}  evicted for it {:>5}", q.name,
-                       100 * q.share_error, q.evicted, q.evicted_for));
+      line(
+          fmt::format("  {:<16} held/deserved {:+6.1f}%  demand above its share {:>5} s: held/deserved "
+                      "{:+6.1f}%  evicted "
+                      "{:>5}  evicted for it {:>5}",
+                      q.name, 100 * q.share_error, q.over_share_sessions, 100 * q.over_share_error, q.evicted,
+                      q.evicted_for));
     }
   }
   if (topology.enabled) {

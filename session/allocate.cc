@@ -720,16 +720,25 @@ class Allocator {
       QueueSlot* q = order.top();
       order.pop();
       if (q->jobs.empty()) continue;
-      if (q->Overused()) {
+      const bool overused = q->Overused();
+      if (overused || (o_.share_limit && q->share >= 1)) {
         while (!q->jobs.empty()) {
           JobSlot* j = q->jobs.top();
           q->jobs.pop();
-          j->reason = fmt::format("queue {} is overused (allocated reached deserved)", q->name);
+          j->reason = overused ? fmt::format("queue {} is overused (allocated reached deserved)", q->name)
+                               : fmt::format("queue {} reached its deserved share", q->name);
         }
         continue;
       }
       JobSlot* j = q->jobs.top();
       q->jobs.pop();
+      if (o_.share_limit && OvershootsByMoreThanHalf(*q, *j)) {
+        j->reason = fmt::format(
+            "queue {}: the job would take it past its deserved share by more than half its request", q->name);
+        j->closed = true;
+        order.push(q);
+        continue;
+      }
       if (Visit(*j)) {
         q->jobs.push(j);
       } else {
@@ -737,6 +746,22 @@ class Allocator {
       }
       order.push(q);
     }
+  }
+
+  // SessionOptions::share_limit, rounding to the nearest job: the job's next gang (its
+  // tasks still needed for minAvailable, or its next task when ready) would take its queue
+  // past deserved by more than half of their request in some dimension the queue already
+  // holds some of.
+  bool OvershootsByMoreThanHalf(const QueueSlot& q, const JobSlot& j) const {
+    int32_t want = std::max<int32_t>(1, j.job->min_available() - j.ready_base - j.committed);
+    Resource need;
+    for (size_t i = j.next; i < j.pending.size() && want > 0; ++i, --want) need.Add(j.reqs[i]);
+    auto over = [](int64_t n, int64_t a, int64_t d) { return n > 0 && a > 0 && a + n > d + n / 2; };
+    if (over(need.milli_cpu(), q.allocated.milli_cpu(), q.deserved.milli_cpu())) return true;
+    if (over(need.memory(), q.allocated.memory(), q.deserved.memory())) return true;
+    for (const auto* x = need.scalars_begin(); x != need.scalars_end(); ++x)
+      if (x->id != kPodsId && over(x->value, q.allocated.Get(x->id), q.deserved.Get(x->id))) return true;
+    return false;
   }
 
   AllocationPlan Close() {

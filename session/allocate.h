@@ -75,6 +75,15 @@ struct SessionOptions {
   // Enqueue gating: only jobs whose PodGroup is past Pending (Inqueue, Running, ...) are
   // tried; Pending ones still count in their queue's request (session/enqueue.h).
   bool require_inqueue = false;
+  // Queue share limit (Volcano proportion's allocatable): a queue whose share reached 1
+  // (allocated >= deserved in some dimension) starts no job visit, so what other queues
+  // free stays for the queues below their share: a starving gang is not overtaken by small
+  // jobs of queues already at their share. A queue below its share may start a job that
+  // takes it past (gangs are indivisible), by at most half of the job's next gang in every
+  // dimension that the queue already holds some of — its share rounds to the nearest job
+  // (a queue holding none of a dimension may always start one: no starvation). Such a job
+  // is not tried this session. The Scheduler sets it with enqueue.
+  bool share_limit = false;
   // Volcano's overcommit plugin factor for Enqueue (session/enqueue.h).
   double overcommit_factor = 1.2;
 };

@@ -182,23 +182,41 @@ class Planner {
       donor[q] = e.reclaim && queues_[q].reclaimable &&
                  fair::AtOrAboveDeserved(queues_[q].allocated, queues_[q].deserved);
     }
+    auto collects = [&](const JState& j) {
+      return donor[j.queue] || j.job->priority() < max_starving_priority[j.queue];
+    };
+    size_t tasks = 0;
+    for (const JState& j : jobs_) tasks += collects(j) ? j.job->tasks().size() : 0;
+    victims_.reserve(tasks);
+    // A gang's tasks often share a node: the last lookup is tried before the hash.
+    const std::string* last_name = nullptr;
+    size_t last_node = 0;
     for (size_t ji = 0; ji < jobs_.size(); ++ji) {
       JState& j = jobs_[ji];
-      if (!donor[j.queue] && j.job->priority() >= max_starving_priority[j.queue]) continue;
+      if (!collects(j)) continue;
+      j.victims.reserve(j.job->tasks().size());
       for (const auto& [uid, t] : j.job->tasks()) {
         if ((t.status != TaskStatus::kRunning && t.status != TaskStatus::kBound) || t.node_name.empty())
           continue;
-        auto n = node_index_.find(t.node_name);
-        if (n == node_index_.end()) continue;
+        if (last_name == nullptr || *last_name != t.node_name) {
+          auto n = node_index_.find(t.node_name);
+          if (n == node_index_.end()) continue;
+          last_name = &n->first;
+          last_node = n->second;
+        }
         j.victims.push_back(victims_.size());
-        victims_.push_back({&t, ji, n->second, WithoutPods(t.resreq)});
+        victims_.push_back({&t, ji, last_node, WithoutPods(t.resreq)});
       }
     }
+    std::vector<uint32_t> per_node(nodes_.size(), 0);
+    for (const Victim& v : victims_) ++per_node[v.node];
+    for (size_t ni = 0; ni < nodes_.size(); ++ni) nodes_[ni].victims.reserve(per_node[ni]);
     min_victim_priority_.assign(queues_.size(), INT32_MAX);
     for (size_t v = 0; v < victims_.size(); ++v) {
       nodes_[victims_[v].node].victims.push_back(v);
       const JState& vj = jobs_[victims_[v].job];
       min_victim_priority_[vj.queue] = std::min(min_victim_priority_[vj.queue], vj.job->priority());
+      lowest_victim_priority_ = std::min(lowest_victim_priority_, vj.job->priority());
     }
   }
 
@@ -448,8 +466,11 @@ class Planner {
       // resumes after them.
       size_t& victim_cursor = victim_cursor_[ShapeKey(preempt, j.queue, j.job->priority(), &req)];
       size_t compared = 0;
+      int32_t best_priority = INT32_MAX;  // the highest job priority among best_victims
       for (size_t ni = victim_cursor; best == nodes_.size() || !best_victims.empty(); ++ni) {
-        if (ni == nodes_.size() || best_victims.size() == 1 || compared == kVictimNodesToCompare) break;
+        if (ni == nodes_.size() || compared == kVictimNodesToCompare) break;
+        // One victim of the lowest priority any victim has cannot be beaten.
+        if (best_victims.size() == 1 && best_priority <= lowest_victim_priority_) break;
         bool fails = !req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero) ||
                      nodes_[ni].victims.empty() || !NodePredicateFailure(*t, *nodes_[ni].info).empty();
         std::vector<size_t> victims;
@@ -459,9 +480,14 @@ class Planner {
           continue;
         }
         ++compared;
-        if (best == nodes_.size() || victims.size() < best_victims.size()) {
+        int32_t priority = INT32_MIN;
+        for (size_t v : victims) priority = std::max(priority, jobs_[victims_[v].job].job->priority());
+        // Lowest priority first (issue 13), then the fewest victims, then the name.
+        if (best == nodes_.size() || priority < best_priority ||
+            (priority == best_priority && victims.size() < best_victims.size())) {
           best = ni;
           best_victims = std::move(victims);
+          best_priority = priority;
         }
       }
       if (best == nodes_.size()) {
@@ -535,6 +561,7 @@ class Planner {
   }
   std::unordered_map<std::string, std::string> unservable_;  // memo: action, queue, priority, requests → why
   std::vector<int32_t> min_victim_priority_;                 // by queue: lowest priority holding a victim
+  int32_t lowest_victim_priority_ = INT32_MAX;               // over all victims
   EvictionPlan out_;
 };
 

@@ -23,7 +23,10 @@
 //   both: a needed task first takes a node whose future idle (idle + releasing − pipelined,
 //     minus this plan's placements and this call's reservations) already fits it, first by
 //     name; otherwise, of the first 16 nodes (by name) where victims make room, the one
-//     needing the fewest (ties: name; a one-victim node ends the search). On a node, victims
+//     whose victims' highest job priority is the lowest, then needing the fewest (ties:
+//     name; a one-victim node at the lowest priority of any victim ends the search; before,
+//     the fewest victims won, so a higher-priority gang could go for a lower one elsewhere).
+//     On a node, victims
 //     are taken in order — lowest job priority, youngest job, youngest task, uid — until the
 //     task fits, never more (gang: a victim whose job would drop below minAvailable brings
 //     its whole job, on every node, or is skipped when that is not possible: a job with a

@@ -40,7 +40,7 @@ std::string NextPodGroupPhase(const JobInfo& job) {
 
 Scheduler::Scheduler(CacheRuntime* runtime, SchedulerOptions options)
     : runtime_(runtime), options_(std::move(options)) {
-  if (options_.enqueue) options_.session.require_inqueue = true;
+  if (options_.enqueue) options_.session.require_inqueue = options_.session.share_limit = true;
 }
 
 Scheduler::~Scheduler() { Stop(); }

@@ -169,6 +169,105 @@ TEST(ReclaimTest, AQueueReclaimedForIsNotTakenFromInTheSamePlan) {
   EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p).ok());
 }
 
+// Issue 13's big-gang shortfall: what a queue frees (or has idle) must stay for the queue
+// below its share. Without SessionOptions::share_limit, a queue already past its share starts
+// another small job on the only node the starving gang could use, and reclaim (which never
+// takes a queue below its share) can then not make room; with it, the small job waits and
+// one victim is enough.
+TEST(ReclaimTest, AQueueAtItsShareDoesNotTakeTheRoomAStarvingGangNeeds) {
+  auto plan = [](bool share_limit, AllocationPlan* allocation) {
+    World w;
+    w.Node("n1");
+    w.Node("n2");
+    w.Queue("qa");
+    w.Queue("qb");
+    // Deserved (8 cpu, equal weights, requests qa 6 and qb 4): 4 each; qa holds 5.
+    w.Running("a", 1, "qa", {"n1", "n1", "n1", "n1", "n2"}, 100);
+    w.Waiting("a2", 1, 1, "qa", 150);      // one more small qa job
+    w.Waiting("b", 1, 1, "qb", 200, "4");  // needs a whole node: n2 has 3 cpu free
+    SessionOptions o;
+    o.share_limit = share_limit;
+    EvictionPlan p = w.Plan({}, o);
+    *allocation = w.plan;
+    EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p, o).ok());
+    return p;
+  };
+  AllocationPlan without, with;
+  EvictionPlan before = plan(false, &without);
+  EvictionPlan after = plan(true, &with);
+  // Without the limit qa's small job goes to n2 (3 cpu left there, 2 with it), and qa can
+  // give one cpu only: b is not served.
+  ASSERT_EQ(without.placements.size(), 1u);
+  EXPECT_EQ(without.placements[0].task_key, "ns/a2-0");
+  EXPECT_EQ(without.placements[0].node, "n2");
+  EXPECT_THAT(Victims(before), IsEmpty());
+  // With it qa (share 5/4) starts nothing, and its youngest task on n2 makes room for b.
+  EXPECT_THAT(with.placements, IsEmpty());
+  for (const JobOutcome& j : with.jobs) {
+    if (j.job == "ns/a2") {
+      EXPECT_THAT(j.reason, ::testing::HasSubstr("queue qa reached its deserved share"));
+    }
+  }
+  EXPECT_THAT(Victims(after), ElementsAre("ns/a-4"));
+  ASSERT_FALSE(after.jobs.empty());
+  EXPECT_EQ(after.jobs[0].job, "ns/b");
+  EXPECT_TRUE(after.jobs[0].served);
+}
+
+// Lowest priority first across nodes too: each node frees the task's room with one whole
+// gang of four, and the high-priority one sits on the node first by name. (The planner used
+// to take the node needing the fewest victims, ties by name: it evicted a-high. The real-API-
+// server test, tests/integration/fairness_test.cc, found it.)
+TEST(ReclaimTest, TheLowestPriorityVictimsWinOverANodeFirstByName) {
+  World w;
+  w.h.PutNode(NodeBuilder("n1").Allocatable("4", "8Gi"));
+  w.h.PutNode(NodeBuilder("n2").Allocatable("4", "8Gi"));
+  w.Queue("qa");
+  w.Queue("qb", 1, /*reclaimable=*/false);
+  w.Priority("high", 1000);
+  w.Priority("low", 10);
+  w.Running("a-high", 4, "qa", {"n1", "n1", "n1", "n1"}, 100, "1", "high");
+  w.Running("a-low", 4, "qa", {"n2", "n2", "n2", "n2"}, 100, "1", "low");
+  // Deserved (8 cpu, equal weights, requests 8 and 4): 4 each; qa gives one gang.
+  w.Waiting("b", 2, 2, "qb", 200, "2");
+  SessionOptions o;
+  o.share_limit = o.require_inqueue = o.pipeline = true;
+  EvictionPlan p = w.Plan({}, o);
+  EXPECT_THAT(Victims(p), ElementsAre("ns/a-low-0", "ns/a-low-1", "ns/a-low-2", "ns/a-low-3"));
+  for (const auto& e : p.evictions) EXPECT_EQ(e.node, "n2");
+  EXPECT_TRUE(CheckEvictionPlan(*w.snap, w.plan, p, o).ok());
+}
+
+// The share limit rounds to the nearest job: a queue below its share does not start a job
+// that would take it past by more than half the job's request, and does start one that
+// takes it past by at most half.
+TEST(ReclaimTest, AQueueBelowItsShareStartsOnlyAJobThatOvershootsByAtMostHalf) {
+  World w;
+  w.Node("n1", "16");
+  w.Queue("qa");
+  w.Queue("qb");
+  // Deserved (16 cpu, equal weights, requests qa 14 and qb 14): 8 each. qa holds 6.
+  w.Running("a", 1, "qa", {"n1", "n1", "n1", "n1", "n1", "n1"}, 100);
+  w.Running("b", 1, "qb", {"n1", "n1"}, 100);
+  w.Waiting("b2", 3, 3, "qb", 120, "4");  // 12 cpu: fits none of the 8 free
+  w.Waiting("a2", 1, 1, "qa", 150, "6");  // 6 + 6 = 12 > 8 + 3
+  w.Waiting("a3", 1, 1, "qa", 160, "2");  // 6 + 2 = 8 <= 8 + 1
+  SessionOptions o;
+  o.share_limit = true;
+  AllocationPlan plan = Allocate(*w.h.cache->Snapshot(), o);
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].task_key, "ns/a3-0");
+  for (const JobOutcome& j : plan.jobs) {
+    if (j.job == "ns/a2") {
+      EXPECT_THAT(j.reason, ::testing::HasSubstr("would take it past its deserved share by more than half"));
+    }
+  }
+  // Without the limit a2, first in qa, takes qa to 12 of its 8.
+  plan = Allocate(*w.h.cache->Snapshot(), SessionOptions{});
+  ASSERT_FALSE(plan.placements.empty());
+  EXPECT_EQ(plan.placements[0].task_key, "ns/a2-0");
+}
+
 TEST(ReclaimTest, ServesAJobWholeOrEvictsNothing) {
   World w;
   w.Node("n1");
