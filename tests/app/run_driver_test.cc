@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -128,20 +129,24 @@ TEST(SimRunTest, SharedPoolReclaimMakesSharesFollowWeightsWithoutBreakingGangs) 
   EXPECT_GT(off.fairness.convergence_periods.p50, on.fairness.convergence_periods.p50) << off.ToText();
   EXPECT_THAT(on.ToText(), ::testing::HasSubstr("fairness (enqueue on, reclaim on, preempt on)"));
   // The target's measure (contended cluster, queue demand above its share) is a subset of
-  // the sessions with demand waiting; the queues it covers hold their share within 10 % over
-  // these 10 minutes.
-  int over_share = 0;
+  // the sessions with demand waiting; over these 10 minutes the queues it covers hold their
+  // share within 10 %, except the queue of 64-GPU gangs (vc-ee9e8c), which stays below by the
+  // fragmentation docs/BENCHMARKS.md describes (−9 % to −14 % here depending on when status
+  // writes land; −21 % over the hour) — within 25 %.
+  int over_share = 0, within_10 = 0;
   for (const auto& q : on.queues) {
     EXPECT_LE(q.over_share_sessions, q.contended_sessions) << q.name;
     EXPECT_LE(q.over_share_sessions, on.fairness.contended_sessions) << q.name;
     if (q.over_share_sessions < 60) continue;
     ++over_share;
-    // (Full-hour figures and the queue still missing 5 %: docs/BENCHMARKS.md.)
-    EXPECT_NEAR(q.over_share_held_gpus, q.over_share_deserved_gpus, 0.1 * q.over_share_deserved_gpus)
+    within_10 +=
+        std::abs(q.over_share_held_gpus - q.over_share_deserved_gpus) <= 0.1 * q.over_share_deserved_gpus;
+    EXPECT_NEAR(q.over_share_held_gpus, q.over_share_deserved_gpus, 0.25 * q.over_share_deserved_gpus)
         << q.name << "\n"
         << on.ToText();
   }
-  EXPECT_GE(over_share, 3) << on.ToText();
+  EXPECT_GE(over_share, 4) << on.ToText();
+  EXPECT_GE(within_10, over_share - 1) << on.ToText();
   // Deserved against held over time: a point a minute (10 minutes of 1 s sessions).
   for (const auto& q : on.queues) {
     if (q.contended_sessions == 0) continue;
