@@ -637,6 +637,7 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   const int64_t heap0 = HeapInUseBytes();
   std::unique_ptr<Loaded> l;
   size_t tasks = 0, nodes = 0;
+  int64_t pod_bytes = 0;
   {
     auto loaded = WorkloadFor(o.shape);
     if (!loaded.ok()) {
@@ -646,6 +647,14 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     Workload w = std::move(*loaded);
     tasks = w.pods.size();
     nodes = w.nodes.size();
+    {
+      // One component alone: the decoded pod objects (what the cache shares with the source).
+      std::vector<k8s::PodPtr> copies;
+      copies.reserve(tasks);
+      const int64_t before = HeapInUseBytes();
+      for (const auto& p : w.pods) copies.push_back(std::make_shared<const k8s::Pod>(*p));
+      pod_bytes = HeapInUseBytes() - before;
+    }
     l = std::make_unique<Loaded>();
     l->cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, l->clock, &l->source);
     for (const auto& q : w.queues) l->cache->AddQueue(q);
@@ -669,6 +678,8 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   j["nodes"] = nodes;
   j["heap_bytes"] = heap1 - heap0;
   j["bytes_per_task"] = static_cast<double>(heap1 - heap0) / static_cast<double>(tasks);
+  // Of which the decoded k8s::Pod objects (measured alone on copies of them).
+  j["pod_bytes_per_task"] = static_cast<double>(pod_bytes) / static_cast<double>(tasks);
   j["rss_bytes"] = ResidentBytes();
   out << j.dump() << std::endl;
   return 0;
