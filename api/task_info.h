@@ -77,11 +77,13 @@ struct TaskInfo {
   std::shared_ptr<const TaskMeta> meta;
   Resource resreq;
   std::string node_name;
-  TaskStatus status = TaskStatus::kPending;
+  // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 120 bytes (its
+  // map node in a job or node is then a 160-byte allocation instead of 176).
   int32_t priority = 0;
-  bool preemptable = true;
-  bool best_effort = false;
-  bool scheduling_gated = false;
+  TaskStatus status = TaskStatus::kPending;
+  bool preemptable : 1 = true;
+  bool best_effort : 1 = false;
+  bool scheduling_gated : 1 = false;
 
   // Builds a task from a pod: request rule, status table, priority (pod priority, the
   // volcano.sh/task-priority annotation overrides), preemptable (annotation, then label;
