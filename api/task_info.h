@@ -61,9 +61,11 @@ struct TaskMeta {
   const std::string& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }
 
-  std::string key;   // namespace/name
-  std::string job;   // JobId: namespace/<group-name annotation>, empty when none
-  std::string role;  // volcano.sh/task-spec
+  std::string key;  // namespace/name
+  std::string job;  // JobId: namespace/<group-name annotation>, empty when none
+  // volcano.sh/task-spec (annotation, else label): a view of the value in `pod`, which this
+  // TaskMeta keeps alive and never changes (16 bytes, not a 32-byte copy).
+  std::string_view role;
   k8s::TimeMs creation_timestamp = 0;
   NonZeroRequest non_zero;
   std::vector<HostPort> host_ports;
@@ -96,7 +98,7 @@ struct TaskInfo {
   const std::string& namespace_() const { return meta->namespace_(); }
   const std::string& key() const { return meta->key; }
   const std::string& job() const { return meta->job; }
-  const std::string& role() const { return meta->role; }
+  std::string_view role() const { return meta->role; }
   const k8s::Pod& pod() const { return *meta->pod; }
   // Annotations sent with the binding.
   const k8s::StringMap& annotations() const { return meta->pod->metadata.annotations; }
