@@ -112,6 +112,14 @@ constexpr Suffix kSuffixes[] = {
     {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
 };
 
+__extension__ typedef unsigned __int128 U128;
+
+constexpr U128 Pow10(int n) {
+  U128 p = 1;
+  for (int i = 0; i < n; ++i) p *= 10;
+  return p;
+}
+
 int64_t SaturatingFromMagnitude(uint64_t magnitude, bool negative) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (negative) {
@@ -124,6 +132,68 @@ int64_t SaturatingFromMagnitude(uint64_t magnitude, bool negative) {
 
 Result<Quantity> Quantity::Parse(std::string_view text) {
   if (text.empty()) return ParseError(text, "empty");
+
+  // Fast path for what the API server writes almost always: up to 18 digits and a common
+  // suffix or none ("1", "500m", "2Gi", "110"), below the cap. Anything else takes the exact
+  // general path below (which gives the same value for these).
+  {
+    size_t i = 0;
+    uint64_t v = 0;
+    while (i < text.size() && i < 18 && IsDigit(text[i])) v = v * 10 + static_cast<uint64_t>(text[i++] - '0');
+    if (i > 0) {
+      const std::string_view suffix = text.substr(i);
+      U128 nanos_per_unit = 0;  // 0: not a fast-path suffix
+      if (suffix.empty()) {
+        nanos_per_unit = Pow10(9);
+      } else if (suffix.size() == 1) {
+        switch (suffix[0]) {
+          case 'm':
+            nanos_per_unit = Pow10(6);
+            break;
+          case 'k':
+            nanos_per_unit = Pow10(12);
+            break;
+          case 'M':
+            nanos_per_unit = Pow10(15);
+            break;
+          case 'G':
+            nanos_per_unit = Pow10(18);
+            break;
+          case 'T':
+            nanos_per_unit = Pow10(21);
+            break;
+          default:
+            break;
+        }
+      } else if (suffix.size() == 2 && suffix[1] == 'i') {
+        switch (suffix[0]) {
+          case 'K':
+            nanos_per_unit = Pow10(9) << 10;
+            break;
+          case 'M':
+            nanos_per_unit = Pow10(9) << 20;
+            break;
+          case 'G':
+            nanos_per_unit = Pow10(9) << 30;
+            break;
+          case 'T':
+            nanos_per_unit = Pow10(9) << 40;
+            break;
+          default:
+            break;
+        }
+      }
+      // Below the cap: v * nanos_per_unit <= (2^63-1) * 10^9, checked without overflow
+      // (nanos_per_unit / 10^9 is a whole number of base units except for 'm').
+      constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+      const U128 unit = nanos_per_unit / Pow10(9);
+      const bool fits = nanos_per_unit != 0 && (unit == 0 || v <= kMax / static_cast<uint64_t>(unit));
+      if (fits) {
+        const U128 nanos = static_cast<U128>(v) * nanos_per_unit;
+        return Make(static_cast<uint64_t>(nanos), static_cast<uint32_t>(nanos >> 64), false, false);
+      }
+    }
+  }
 
   size_t pos = 0;
   bool negative = false;
@@ -220,89 +290,73 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
     Normalize(digits, exp10);
   }
 
+  // value = digits * 10^exp10 with exp10 >= -9 and at most 19 integer digits: a whole number
+  // of nanos below 2^93.
+  U128 nanos = 0;
+  for (char d : digits) nanos = nanos * 10 + static_cast<unsigned>(d - '0');
+  nanos *= Pow10(static_cast<int>(exp10 - kNanoExp));
+  return Make(static_cast<uint64_t>(nanos), static_cast<uint32_t>(nanos >> 64), negative, cap);
+}
+
+Quantity Quantity::Make(uint64_t lo, uint32_t hi, bool negative, bool capped) {
   Quantity q;
-  q.negative_ = negative;
-  q.capped_ = cap;
-  q.exp10_ = static_cast<int32_t>(exp10);
-  q.digits_ = std::move(digits);
+  q.lo_ = lo;
+  q.hi_ = hi;
+  if ((lo != 0 || hi != 0) && negative) q.hi_ |= kNegative;
+  if (capped) q.hi_ |= kCapped;
   return q;
 }
 
 Quantity Quantity::FromMilli(int64_t milli) {
-  Quantity q;
-  if (milli == 0) return q;
-  q.negative_ = milli < 0;
   // Magnitude in unsigned arithmetic so INT64_MIN is fine.
-  uint64_t magnitude = milli < 0 ? ~static_cast<uint64_t>(milli) + 1 : static_cast<uint64_t>(milli);
-  std::string digits = std::to_string(magnitude);
-  int64_t exp10 = -3;
-  Normalize(digits, exp10);
-  q.exp10_ = static_cast<int32_t>(exp10);
-  q.digits_ = std::move(digits);
-  return q;
+  const uint64_t magnitude = milli < 0 ? ~static_cast<uint64_t>(milli) + 1 : static_cast<uint64_t>(milli);
+  const U128 nanos = static_cast<U128>(magnitude) * 1000000;
+  return Make(static_cast<uint64_t>(nanos), static_cast<uint32_t>(nanos >> 64), milli < 0, false);
 }
 
 int64_t Quantity::ScaledValue(int scale) const {
-  if (digits_.empty()) return 0;
+  if (IsZero()) return 0;
   scale = std::clamp(scale, -18, 18);
-  // |value| * 10^-scale = digits_ * 10^k.
-  const int64_t k = static_cast<int64_t>(exp10_) - scale;
-  const int64_t len = static_cast<int64_t>(digits_.size());
-  constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
-  uint64_t magnitude = 0;
+  const U128 nanos = (static_cast<U128>(hi_ & kMagnitudeMask) << 64) | lo_;
+  // |value| * 10^-scale = nanos * 10^(-scale - 9); nanos < 2^94, so 10^9 more fits in 128 bits.
+  const int k = -scale - 9;
+  U128 magnitude;
   if (k >= 0) {
-    if (len + k > 20) {
-      magnitude = kSaturated;
-    } else {
-      for (int64_t i = 0; i < len + k && magnitude != kSaturated; ++i) {
-        const uint64_t d = i < len ? static_cast<uint64_t>(digits_[static_cast<size_t>(i)] - '0') : 0;
-        if (magnitude > (kSaturated - d) / 10) {
-          magnitude = kSaturated;
-        } else {
-          magnitude = magnitude * 10 + d;
-        }
-      }
-    }
+    magnitude = nanos * Pow10(k);
   } else {
-    // Drop the last -k digits; they include the (nonzero) last digit, so round up.
-    const int64_t keep = len + k;
-    if (keep > 20) {
-      magnitude = kSaturated;
-    } else {
-      for (int64_t i = 0; i < keep && magnitude != kSaturated; ++i) {
-        const uint64_t d = static_cast<uint64_t>(digits_[static_cast<size_t>(i)] - '0');
-        if (magnitude > (kSaturated - d) / 10) {
-          magnitude = kSaturated;
-        } else {
-          magnitude = magnitude * 10 + d;
-        }
-      }
-      if (magnitude != kSaturated) ++magnitude;
-    }
+    const U128 div = Pow10(-k);
+    magnitude = nanos / div + (nanos % div != 0 ? 1 : 0);  // round up, away from zero
   }
-  return SaturatingFromMagnitude(magnitude, negative_);
+  constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+  return SaturatingFromMagnitude(magnitude > kSaturated ? kSaturated : static_cast<uint64_t>(magnitude),
+                                 negative());
 }
 
 std::string Quantity::ToDecimalString() const {
-  if (digits_.empty()) return "0";
+  if (IsZero()) return "0";
+  U128 nanos = (static_cast<U128>(hi_ & kMagnitudeMask) << 64) | lo_;
+  char buf[48];  // 2^94 has 29 decimal digits
+  char* end = buf + sizeof(buf);
+  char* p = end;
+  int emitted = 0;
+  bool fraction = false;  // a nonzero fractional digit has been written
+  while (nanos != 0 || emitted <= 9) {
+    const auto d = static_cast<char>('0' + static_cast<unsigned>(nanos % 10));
+    nanos /= 10;
+    if (emitted < 9) {
+      if (fraction || d != '0') {
+        *--p = d;
+        fraction = true;
+      }
+    } else {
+      if (emitted == 9 && fraction) *--p = '.';
+      *--p = d;
+    }
+    ++emitted;
+  }
   std::string out;
-  if (negative_) out += '-';
-  if (exp10_ >= 0) {
-    out += digits_;
-    out.append(static_cast<size_t>(exp10_), '0');
-    return out;
-  }
-  const int64_t len = static_cast<int64_t>(digits_.size());
-  const int64_t int_digits = len + exp10_;
-  if (int_digits > 0) {
-    out.append(digits_, 0, static_cast<size_t>(int_digits));
-    out += '.';
-    out.append(digits_, static_cast<size_t>(int_digits), std::string::npos);
-  } else {
-    out += "0.";
-    out.append(static_cast<size_t>(-int_digits), '0');
-    out += digits_;
-  }
+  if (negative()) out += '-';
+  out.append(p, end);
   return out;
 }
 

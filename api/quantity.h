@@ -11,9 +11,10 @@
 //   <decimalExponent> ::= "e" <signedInteger> | "E" <signedInteger>
 // (`n` and `u` are not in the published grammar but the API server accepts them.)
 //
-// The value is held exactly as an arbitrary-length decimal digit string times a power of
-// ten, so conversions round exactly like Kubernetes: Value() and MilliValue() round up
-// (away from zero). Like Kubernetes, magnitudes are capped at 2^63-1 base units; a scaled
+// The value is held exactly, as a fixed-point count of nano-units: Kubernetes rounds every
+// quantity up to a multiple of 1n and caps its magnitude at 2^63-1 at parse time, so every
+// value is a whole number of nanos below 2^93, kept in 96 bits (no heap, 16 bytes). Conversions
+// round exactly like Kubernetes: Value() and MilliValue() round up (away from zero). A scaled
 // result that would not fit in int64 saturates at INT64_MAX (INT64_MIN when negative).
 //
 // Thread-safety: immutable value type.
@@ -37,11 +38,11 @@ class Quantity {
   // A quantity of exactly `milli` thousandths.
   static Quantity FromMilli(int64_t milli);
 
-  bool IsZero() const { return digits_.empty(); }
-  bool negative() const { return negative_; }
+  bool IsZero() const { return lo_ == 0 && (hi_ & kMagnitudeMask) == 0; }
+  bool negative() const { return (hi_ & kNegative) != 0; }
   // True when the text's magnitude was past 2^63-1 and parsing capped it there (as
   // Kubernetes does silently); e.g. "999Ei".
-  bool capped() const { return capped_; }
+  bool capped() const { return (hi_ & kCapped) != 0; }
 
   // ceil(value * 10^-scale) for scale in [-18, 18], away from zero, saturating.
   int64_t ScaledValue(int scale) const;
@@ -52,16 +53,22 @@ class Quantity {
   std::string ToDecimalString() const;
 
   friend bool operator==(const Quantity& a, const Quantity& b) {
-    return a.negative_ == b.negative_ && a.exp10_ == b.exp10_ && a.digits_ == b.digits_;
+    // `capped` is not part of the value: a capped quantity equals 2^63-1.
+    return a.lo_ == b.lo_ && (a.hi_ & ~kCapped) == (b.hi_ & ~kCapped);
   }
 
  private:
-  // value = (negative_ ? -1 : 1) * digits_ * 10^exp10_, where digits_ has no leading or
-  // trailing zeros ("" means zero; then negative_ is false and exp10_ is 0).
-  bool negative_ = false;
-  bool capped_ = false;  // not part of the value: a capped quantity equals 2^63-1
-  int32_t exp10_ = 0;
-  std::string digits_;
+  static constexpr uint32_t kNegative = 1u << 31;
+  static constexpr uint32_t kCapped = 1u << 30;
+  static constexpr uint32_t kMagnitudeMask = kCapped - 1;  // 30 bits: magnitudes < 2^94 nanos
+
+  // `hi` holds the magnitude's bits 64 and up (below 2^30).
+  static Quantity Make(uint64_t lo, uint32_t hi, bool negative, bool capped);
+
+  // value = (negative ? -1 : 1) * ((hi_ & kMagnitudeMask) * 2^64 + lo_) * 10^-9; zero is
+  // never negative.
+  uint64_t lo_ = 0;
+  uint32_t hi_ = 0;
 };
 
 }  // namespace volcache

@@ -88,14 +88,18 @@ bool ForEachDimension(const Resource::Scalar* a, const Resource::Scalar* a_end, 
                       const Resource::Scalar* b_end, F&& f) {
   while (a != a_end || b != b_end) {
     bool keep_going;
+    // Scalars are packed: the values are read into aligned locals.
     if (b == b_end || (a != a_end && a->id < b->id)) {
-      keep_going = f(a->id, &a->value, static_cast<const int64_t*>(nullptr));
+      const int64_t av = a->value;
+      keep_going = f(a->id, &av, static_cast<const int64_t*>(nullptr));
       ++a;
     } else if (a == a_end || b->id < a->id) {
-      keep_going = f(b->id, static_cast<const int64_t*>(nullptr), &b->value);
+      const int64_t bv = b->value;
+      keep_going = f(b->id, static_cast<const int64_t*>(nullptr), &bv);
       ++b;
     } else {
-      keep_going = f(a->id, &a->value, &b->value);
+      const int64_t av = a->value, bv = b->value;
+      keep_going = f(a->id, &av, &bv);
       ++a;
       ++b;
     }

@@ -213,10 +213,11 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (std::string group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
     meta->job = PodKey(p.metadata.namespace_, group);
   }
+  // Views into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
   if (auto it = p.metadata.annotations.find(kTaskSpecKey); it != p.metadata.annotations.end()) {
     meta->role = it->second;
-  } else {
-    meta->role = Lookup(p.metadata.labels, kTaskSpecKey);
+  } else if (auto l = p.metadata.labels.find(kTaskSpecKey); l != p.metadata.labels.end()) {
+    meta->role = l->second;
   }
   meta->creation_timestamp = p.metadata.creation_timestamp;
   meta->non_zero = PodNonZeroRequest(p);

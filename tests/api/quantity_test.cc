@@ -91,6 +91,11 @@ INSTANTIATE_TEST_SUITE_P(
         ParseCase{"9223372036854775807", kMax, kMax, "9223372036854775807"},
         ParseCase{"9223372036854775807.5", kMax, kMax, "9223372036854775807"},
         ParseCase{"9223372036854775806.5", kMax, kMax, "9223372036854775806.5"},
+        ParseCase{"9223372036854775806.999999999", kMax, kMax, "9223372036854775806.999999999"},
+        ParseCase{"9223372036854775807000m", kMax, kMax, "9223372036854775807"},
+        ParseCase{"999999999999999999T", kMax, kMax, "9223372036854775807"},
+        ParseCase{"8589934591Gi", kMax, 9223372035781033984, "9223372035781033984"},
+        ParseCase{"8589934592Gi", kMax, kMax, "9223372036854775807"},
         ParseCase{"1e19", kMax, kMax, "9223372036854775807"},
         ParseCase{"1e99999999999999999999", kMax, kMax, "9223372036854775807"},
         ParseCase{"100000000000000000000000000000Ei", kMax, kMax, "9223372036854775807"}));
@@ -146,6 +151,28 @@ TEST(QuantityTest, LongInputIsQuotedShortInErrors) {
   Result<Quantity> q = Quantity::Parse(text);
   ASSERT_FALSE(q.ok());
   EXPECT_EQ(q.status().message(), "quantity \"" + std::string(64, '1') + "...\": unknown suffix \"x\"");
+}
+
+// Fixed point, no heap: a ResourceList entry of a cached pod stays small.
+static_assert(sizeof(Quantity) == 16);
+
+TEST(QuantityTest, FastAndGeneralPathsAgree) {
+  // The same values spelled so that one takes the common-form fast path and the other the
+  // general parser.
+  const std::pair<const char*, const char*> same[] = {
+      {"1", "1.0"},     {"500m", "0.5"},       {"2Gi", "2.0Gi"},
+      {"110", "1.1e2"}, {"3k", "3e3"},         {"7M", "7.0M"},
+      {"5G", "5e9"},    {"1T", "1.0T"},        {"4Ki", "4096.0"},
+      {"9Mi", "9.0Mi"}, {"1Ti", "1.0Ti"},      {"0", "0.0"},
+      {"0m", "-0"},     {"000123", "123.000"}, {"999999999999999999", "999999999999999999.0"}};
+  for (const auto& [fast, general] : same) {
+    Result<Quantity> a = Quantity::Parse(fast), b = Quantity::Parse(general);
+    ASSERT_TRUE(a.ok() && b.ok()) << fast << " " << general;
+    EXPECT_EQ(*a, *b) << fast << " vs " << general;
+    EXPECT_EQ(a->ToDecimalString(), b->ToDecimalString()) << fast;
+    EXPECT_EQ(a->MilliValue(), b->MilliValue()) << fast;
+    EXPECT_FALSE(a->negative()) << fast;
+  }
 }
 
 TEST(QuantityTest, DefaultIsZero) {

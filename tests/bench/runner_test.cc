@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/k8s/objects.h"
 #include "bench/workload.h"
 
 namespace volcache::bench {
@@ -118,6 +119,9 @@ TEST(BenchRunner, MemoryCountsTheShapesTasksAndNodes) {
   EXPECT_GT((*m)["bytes_per_task"].get<double>(), 500);
   EXPECT_LT((*m)["bytes_per_task"].get<double>(), 100000);
   EXPECT_GT((*m)["rss_bytes"].get<int64_t>(), (*m)["heap_bytes"].get<int64_t>() / 2);
+  // The pod objects alone: at least the struct, and a part of the all-in figure.
+  EXPECT_GT((*m)["pod_bytes_per_task"].get<double>(), static_cast<double>(sizeof(k8s::Pod)));
+  EXPECT_LT((*m)["pod_bytes_per_task"].get<double>(), (*m)["bytes_per_task"].get<double>());
 }
 
 TEST(BenchRunner, IngestAppliesEveryPodInProcessAndFromJson) {
