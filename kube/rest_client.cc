@@ -131,7 +131,7 @@ const std::vector<double>& RestClientMetrics::LatencyBuckets() {
 
 struct WatchHandle::State {
   Mutex mu;
-  std::atomic<bool> cancelled{false};  // set under mu; read without it on the stream's thread
+  std::atomic<bool> cancelled{false};      // set under mu; read without it on the stream's thread
   CURLM* active GUARDED_BY(mu) = nullptr;  // the stream in progress: woken by Cancel
 };
 
@@ -558,9 +558,10 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
   m.Throttle(RequestClass::kDefault);
   CurlGlobalInit();
   const auto start = std::chrono::steady_clock::now();
-  const std::string url = fmt::format("{}://{}:{}{}{}", m.url.https ? "https" : "http",
-                                      m.url.host.find(':') != std::string::npos ? "[" + m.url.host + "]" : m.url.host,
-                                      m.url.port, m.url.base_path, path);
+  const std::string url =
+      fmt::format("{}://{}:{}{}{}", m.url.https ? "https" : "http",
+                  m.url.host.find(':') != std::string::npos ? "[" + m.url.host + "]" : m.url.host, m.url.port,
+                  m.url.base_path, path);
   StreamCtx ctx;
   ctx.on_chunk = &on_chunk;
   ctx.on_answer = &on_answer;
@@ -590,9 +591,10 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
   curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
   curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kStreamBufferBytes);
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(m.options.connect_timeout)
-                                         .count()));
+  curl_easy_setopt(
+      easy, CURLOPT_CONNECTTIMEOUT_MS,
+      static_cast<long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(m.options.connect_timeout).count()));
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &StreamHeader);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &ctx);
@@ -656,7 +658,8 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
         timed_out = true;
         break;
       }
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(read_timeout - idle).count() + 1;
+      const auto wait =
+          std::chrono::duration_cast<std::chrono::milliseconds>(read_timeout - idle).count() + 1;
       curl_multi_poll(multi, nullptr, 0, static_cast<int>(std::min<int64_t>(wait, 1000)), nullptr);
     }
   }
@@ -692,7 +695,7 @@ RestClient::StreamResult RestClient::Stream(const std::string& path, Duration re
     // A failed connect within the connect timeout is DeadlineExceeded, as before; a stream
     // that broke (reset, truncated or malformed chunk, silence) is Unavailable.
     out.transport = result == CURLE_OPERATION_TIMEDOUT && out.status == 0 ? Status::DeadlineExceeded(msg)
-                                                                           : Status::Unavailable(msg);
+                                                                          : Status::Unavailable(msg);
   }
   m.Observe("WATCH", out.status, std::chrono::steady_clock::now() - start);
   return out;
