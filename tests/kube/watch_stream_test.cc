@@ -243,12 +243,15 @@ Watched Watch(RestClient& client, Duration read_timeout = seconds(60), const Wat
 // everywhere) and sizes around the old 4 KiB and the new 256 KiB read buffer; the framed
 // body goes out in TCP writes of yet another size, so chunk headers split too.
 TEST(WatchStreamTest, ChunkBoundariesSplittingLinesAnywhereYieldTheSameLines) {
-  const std::vector<std::string> lines = Lines(400);
+  const std::vector<std::string> lines = Lines(200);
   const std::string body = Join(lines);
   for (size_t chunk : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{100}, size_t{4095}, size_t{4096},
                        size_t{4097}, size_t{65536}, size_t{(256 << 10) + 1}, body.size()}) {
     for (size_t piece : {size_t{1}, size_t{5}, size_t{1000}, size_t{1} << 20}) {
-      if (chunk <= 3 && piece == 1) continue;  // a byte per write of a 6x framed body: too slow, adds nothing
+      // A write per byte or five of a body framed 1, 2 or 3 bytes a chunk: slow, and adds
+      // nothing the larger writes do not cover (a chunk header is split either way).
+      if (chunk <= 3 && piece <= 5) continue;
+      if (piece == 1 && chunk > 4097) continue;
       SCOPED_TRACE("chunk " + std::to_string(chunk) + ", write " + std::to_string(piece));
       ScriptServer server([&](Conn& c, const std::string&) {
         c.Write(kChunkedHead);
