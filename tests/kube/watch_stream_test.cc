@@ -192,7 +192,8 @@ std::vector<std::string> Lines(int n, size_t max_len = 700) {
     x ^= x << 17;
     std::string line = "{\"type\":\"ADDED\",\"i\":" + std::to_string(i) + ",\"s\":\"";
     const size_t len = x % max_len;
-    for (size_t j = 0; j < len; ++j) line += (j % 11 == 0) ? "\xc3\xa9" : std::string(1, static_cast<char>('a' + j % 26));
+    for (size_t j = 0; j < len; ++j)
+      line += (j % 11 == 0) ? "\xc3\xa9" : std::string(1, static_cast<char>('a' + j % 26));
     line += "\"}";
     out.push_back(std::move(line));
   }
@@ -219,8 +220,8 @@ struct Watched {
   size_t chunks = 0;
 };
 
-Watched Watch(RestClient& client, Duration read_timeout = seconds(60), const WatchHandle& handle = WatchHandle(),
-              std::atomic<int>* lines_seen = nullptr) {
+Watched Watch(RestClient& client, Duration read_timeout = seconds(60),
+              const WatchHandle& handle = WatchHandle(), std::atomic<int>* lines_seen = nullptr) {
   Watched w;
   LineSplitter splitter;
   w.res = client.Stream(
@@ -373,9 +374,8 @@ TEST(WatchStreamTest, BodiesWithoutChunkedFramingAreRead) {
   Watched w = Watch(*Client(with_length.Config()));
   EXPECT_TRUE(w.res.transport.ok()) << w.res.transport;
   EXPECT_EQ(w.lines, lines);
-  ScriptServer until_close([&](Conn& c, const std::string&) {
-    c.Write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + body);
-  });
+  ScriptServer until_close(
+      [&](Conn& c, const std::string&) { c.Write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + body); });
   w = Watch(*Client(until_close.Config()));
   EXPECT_TRUE(w.res.transport.ok()) << w.res.transport;
   EXPECT_EQ(w.lines, lines);
@@ -541,13 +541,22 @@ const Pki& TestPki() {
     const std::string cmd =
         "cd '" + p.dir +
         "' && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext"
-        " && openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca"
-        " && openssl req -x509 " + key + " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=other-ca"
-        " && openssl req " + key + " -keyout server.key -out server.csr -subj /CN=apiserver"
+        " && openssl req -x509 " +
+        key +
+        " -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca"
+        " && openssl req -x509 " +
+        key +
+        " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=other-ca"
+        " && openssl req " +
+        key +
+        " -keyout server.key -out server.csr -subj /CN=apiserver"
         " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt"
         "    -days 2 -extfile san.ext"
-        " && openssl req " + key + " -keyout client.key -out client.csr -subj /CN=volcache"
-        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2"
+        " && openssl req " +
+        key +
+        " -keyout client.key -out client.csr -subj /CN=volcache"
+        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days "
+        "2"
         " ) >/dev/null 2>&1";
     p.ok = std::system(("( " + cmd).c_str()) == 0;
     return p;
