@@ -1,5 +1,6 @@
 #pragma once
-// RestClient: HTTP(S) to one Kubernetes API server, on cpp-httplib (kept out of this header).
+// RestClient: HTTP(S) to one Kubernetes API server, on cpp-httplib, and on libcurl for watch
+// streams (both kept out of this header).
 //
 // Owns a pool of keep-alive connections (requests reuse idle ones; a connection that failed
 // is discarded; an idle one is retired after `idle_timeout` and checked before reuse: one the
@@ -22,8 +23,11 @@
 // metrics() is a snapshot of requests by verb and HTTP code (0: no answer), latency
 // histograms per verb and the total time spent waiting on the client-side rate limiters.
 //
-// Stream() runs one streaming GET (watch): the body's chunks go to `on_chunk` as they
-// arrive. A WatchHandle cancels it from another thread.
+// Stream() runs one streaming GET (watch) on its own connection, read with libcurl in pieces
+// of up to 256 KiB (cpp-httplib, as Debian builds it, reads 4 KiB at a time): the body,
+// its chunked framing removed, goes to `on_chunk` as it arrives. Same TLS material, token
+// and basic auth as Do(); no proxy. A WatchHandle cancels it from another thread at once
+// (the stream's poll is woken).
 //
 // Thread-safety: safe for concurrent use; Do() and Stream() may run on many threads.
 
@@ -140,9 +144,12 @@ class RestClient {
     std::string error_body;  // the body of a non-200 answer
     Status transport;        // OK when the stream ended cleanly (server closed it)
   };
-  // A streaming GET. For a 200 answer every body chunk goes to `on_chunk` (return false to
-  // stop). `read_timeout` bounds the silence between chunks (set it above the server's
-  // timeoutSeconds). Returns when the server ends the stream, on error, or on cancel.
+  // A streaming GET. For a 200 answer every piece of the body goes to `on_chunk` (return
+  // false to stop); pieces are not lines. `read_timeout` bounds the silence between reads
+  // (set it above the server's timeoutSeconds). Returns when the server ends the stream, on
+  // error, or on cancel. A broken stream (reset, a truncated or malformed chunk, an end
+  // without the last chunk, the read timeout) is Unavailable naming the path; a connect
+  // timeout DeadlineExceeded; Cancel or a receiver's false Cancelled.
   // `on_answer` (optional) runs once the status line and headers arrived, before any chunk:
   // a watch counts as established then, even on a quiet resource that sends nothing.
   StreamResult Stream(const std::string& path, Duration read_timeout,

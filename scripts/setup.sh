@@ -9,6 +9,7 @@ PACKAGES=(
   clang-format                        # scripts/check-format.sh
   libboost-dev libboost-system-dev    # Boost.Asio (1.74)
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
+  libcurl4-openssl-dev                # kube/rest_client.cc: watch streams (RestClient::Stream)
   nlohmann-json3-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
