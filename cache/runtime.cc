@@ -279,6 +279,11 @@ void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error)
 CacheRuntime::CacheRuntime(RuntimeOptions options, std::shared_ptr<Clock> clock, const ClusterSource* source,
                            Binder* binder, Evictor* evictor, StatusUpdater* status, EventRecorder* recorder)
     : impl_(std::make_unique<Impl>()) {
+  // spdlog's registry is a function-local static inside libspdlog: build it here, on the
+  // constructing thread, before the runtime's threads log. (ThreadSanitizer cannot see the
+  // uninstrumented library's initialization guard and reported two bind-flow threads
+  // logging their first warnings at once as a race on its construction.)
+  spdlog::default_logger_raw();
   Impl& m = *impl_;
   m.options = options;
   m.clock = clock;
