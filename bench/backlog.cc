@@ -8,14 +8,6 @@
 
 namespace volcache::bench {
 
-namespace {
-
-nlohmann::ordered_json PercentilesLine(const app::Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"max", p.max}};
-}
-
-}  // namespace
-
 int Backlog(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.mode.empty() && o.mode != "allocate" && o.mode != "enqueue") {
     err << "bench backlog: --mode must be allocate or enqueue, not " << o.mode << "\n";
@@ -44,18 +36,16 @@ int Backlog(const BenchOptions& o, std::ostream& out, std::ostream& err) {
       err << "bench backlog: the run reported errors: " << report.errors.front() << "\n";
       return 1;
     }
+    // The run report's own figures, as `volcache run --report json` prints them.
+    const auto full = nlohmann::ordered_json::parse(report.ToJson());
     nlohmann::ordered_json j;
     j["bench"] = "backlog";
     j["mode"] = mode;
     j["actions"] = ActionsName(r.scheduler);
     j["sessions"] = report.sessions;
     j["jobs_pending_at_end"] = report.jobs_pending;
-    j["snapshot_ms"] = PercentilesLine(report.snapshot_ms);
-    j["session_ms"] = PercentilesLine(report.session_ms);
-    auto phases = nlohmann::ordered_json::object();
-    for (const auto& [name, ms] : report.phase_ms_mean) phases[name] = ms;
-    j["session_phase_ms_mean"] = std::move(phases);
-    j["wall_seconds"] = report.wall_seconds;
+    for (const char* key : {"snapshot_ms", "session_ms", "session_phase_ms_mean", "wall_seconds"})
+      j[key] = full[key];
     out << j.dump() << std::endl;
   }
   return 0;

@@ -40,17 +40,19 @@ k8s::ResourceList ToResourceList(const Resource& r) {
   return out;
 }
 
-// Sets (or replaces) the condition of the same type; returns true when anything changed.
-bool SetCondition(std::vector<k8s::PodGroupCondition>& conds, k8s::PodGroupCondition c) {
+// Same condition: type, status, reason and message (the times aside).
+bool SameCondition(const k8s::PodGroupCondition& a, const k8s::PodGroupCondition& b) {
+  return a.type == b.type && a.status == b.status && a.reason == b.reason && a.message == b.message;
+}
+
+// Sets (or replaces) the condition of the same type; an unchanged one keeps its times.
+void SetCondition(std::vector<k8s::PodGroupCondition>& conds, k8s::PodGroupCondition c) {
   for (auto& existing : conds) {
     if (existing.type != c.type) continue;
-    if (existing.status == c.status && existing.reason == c.reason && existing.message == c.message)
-      return false;
-    existing = std::move(c);
-    return true;
+    if (!SameCondition(existing, c)) existing = std::move(c);
+    return;
   }
   conds.push_back(std::move(c));
-  return true;
 }
 
 struct PodConditionWrite {
@@ -569,12 +571,9 @@ void CacheRuntime::RepeatJobStatusEvent(const JobInfo& job, const std::string& f
 void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
                                   const std::string& fit_error) {
   // Compared before anything is copied: most sessions change nothing of most jobs.
-  const k8s::PodGroupStatus& cur = job.pod_group()->status;
   auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
   const int32_t running = count(TaskStatus::kRunning), succeeded = count(TaskStatus::kSucceeded),
                 failed = count(TaskStatus::kFailed);
-  bool changed =
-      cur.phase != phase || cur.running != running || cur.succeeded != succeeded || cur.failed != failed;
   k8s::PodGroupCondition cond;
   if (job.IsReady()) {
     cond = {"Scheduled", "True", "", WallMs(), "tasks in gang are ready to be scheduled", ""};
@@ -589,14 +588,11 @@ void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
                 " tasks in gang unschedulable: " + fit_error};
   }
   auto holds = [&](const k8s::PodGroupStatus& st) {
-    if (st.phase != phase || st.running != running || st.succeeded != succeeded || st.failed != failed)
-      return false;
-    return std::any_of(st.conditions.begin(), st.conditions.end(), [&](const k8s::PodGroupCondition& c) {
-      return c.type == cond.type && c.status == cond.status && c.reason == cond.reason &&
-             c.message == cond.message;
-    });
+    return st.phase == phase && st.running == running && st.succeeded == succeeded && st.failed == failed &&
+           std::any_of(st.conditions.begin(), st.conditions.end(),
+                       [&](const k8s::PodGroupCondition& c) { return SameCondition(c, cond); });
   };
-  if (!changed && holds(cur)) return;
+  if (holds(job.pod_group()->status)) return;
   std::string key = "podgroup/" + job.uid();
   {
     // Not written yet, but already on its way (the watch has not brought it back into the

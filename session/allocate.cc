@@ -358,14 +358,14 @@ class Allocator {
         if (!t->scheduling_gated) pending.push_back(t);
       }
       if (pending.empty()) continue;
-      if (o_.require_inqueue && job.IsPending()) {
+      JobSlot& js = jobs_.emplace_back();
+      js.job = &job;
+      js.queue = &q;
+      js.ready_base = job.ReadyTaskNum();
+      js.pending_count = static_cast<int32_t>(pending.size());
+      js.gated = o_.require_inqueue && job.IsPending();
+      if (js.gated) {
         // Not enqueued: never visited, so only its count and its demand (for deserved) count.
-        JobSlot& js = jobs_.emplace_back();
-        js.job = &job;
-        js.queue = &q;
-        js.ready_base = job.ReadyTaskNum();
-        js.gated = true;
-        js.pending_count = static_cast<int32_t>(pending.size());
         for (const TaskInfo* t : pending) q.request.Add(WithoutPods(t->resreq));
         continue;
       }
@@ -376,11 +376,6 @@ class Allocator {
         }
         return a->uid() < b->uid();
       });
-      JobSlot& js = jobs_.emplace_back();
-      js.job = &job;
-      js.queue = &q;
-      js.ready_base = job.ReadyTaskNum();
-      js.pending_count = static_cast<int32_t>(pending.size());
       js.reqs.reserve(pending.size());
       for (const TaskInfo* t : pending) {
         js.reqs.push_back(WithoutPods(t->resreq));

@@ -391,18 +391,29 @@ class HookedStatusUpdater final : public StatusUpdater {
   std::function<void()> pod_group_hook;
 };
 
+// An inline runtime on a FakeClock writing through a HookedStatusUpdater, running.
+struct HookedRuntime {
+  HookedRuntime() { rt.Run(); }
+  static RuntimeOptions Inline() {
+    RuntimeOptions o;
+    o.inline_execution = true;
+    return o;
+  }
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  testing::FakeBinder binder{&source};
+  HookedStatusUpdater status;
+  CacheRuntime rt{Inline(), clock, &source, &binder, nullptr, &status, nullptr};
+};
+
 // A deep backlog asks for the same PodGroup status every session while the first write of it
 // is still on its way (the watch has not brought it back into the cache): that is one write,
 // not a copy queued per session; a different status during the write is written after it.
 TEST(CacheRuntimeTest, SameJobStatusWhileItsWriteIsPendingIsOneWrite) {
-  RuntimeOptions o;
-  o.inline_execution = true;
-  auto clock = std::make_shared<FakeClock>();
-  ObjectStoreSource source;
-  testing::FakeBinder binder(&source);
-  HookedStatusUpdater status;
-  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
-  rt.Run();
+  HookedRuntime h;
+  CacheRuntime& rt = h.rt;
+  HookedStatusUpdater& status = h.status;
+  const auto& clock = h.clock;
   JobInfo job("ns/pg");
   ASSERT_TRUE(job.SetPodGroup(PodGroupBuilder("ns", "pg").MinMember(2).Phase("Pending").Ptr()).ok());
   status.pod_group_hook = [&] {
@@ -435,14 +446,10 @@ TEST(CacheRuntimeTest, SameJobStatusWhileItsWriteIsPendingIsOneWrite) {
 // Defect: a newer status arriving while the older one was being written was dropped when the
 // two agreed on resourceVersion and phase/state (`allocated` was never compared).
 TEST(CacheRuntimeTest, NewerStatusArrivingDuringAWriteIsWrittenAfterIt) {
-  RuntimeOptions o;
-  o.inline_execution = true;
-  auto clock = std::make_shared<FakeClock>();
-  ObjectStoreSource source;
-  testing::FakeBinder binder(&source);
-  HookedStatusUpdater status;
-  CacheRuntime rt(o, clock, &source, &binder, nullptr, &status, nullptr);
-  rt.Run();
+  HookedRuntime h;
+  CacheRuntime& rt = h.rt;
+  HookedStatusUpdater& status = h.status;
+  const auto& clock = h.clock;
   status.hook = [&] { rt.UpdateQueueStatus(QueueWithAllocated("c", 9000)); };
   rt.UpdateQueueStatus(QueueWithAllocated("c", 1000));
   rt.RunDueWorkInline();
