@@ -130,7 +130,7 @@ TEST(SimRunTest, SharedPoolReclaimMakesSharesFollowWeightsWithoutBreakingGangs) 
   EXPECT_THAT(on.ToText(), ::testing::HasSubstr("fairness (enqueue on, reclaim on, preempt on)"));
   // The target's measure (contended cluster, queue demand above its share) is a subset of
   // the sessions with demand waiting; over these 10 minutes the queues it covers hold their
-  // share within 10 %, except the queue of 64-GPU gangs (vc-ee9e8c), which stays below by the
+  // share within 10 %, except the queue of whole-node jobs (vc-ee9e8c), which stays below by the
   // fragmentation docs/BENCHMARKS.md describes (−9 % to −14 % here depending on when status
   // writes land; −21 % over the hour) — within 25 %.
   int over_share = 0, within_10 = 0;

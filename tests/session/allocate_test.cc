@@ -466,6 +466,49 @@ TEST(AllocateTest, BinpackWeighsGpus) {
   EXPECT_EQ(Placed(w.Run(o)), (std::map<std::string, std::string>{{"ns/a-0", "n2"}}));
 }
 
+// The Philly shape behind `volcache run --shared-pool` (docs/BENCHMARKS.md, issue 13): 8-GPU
+// nodes, requests whose cpu and memory grow with their GPUs. Binpack puts 1-GPU tasks on the
+// partly used nodes, so a whole node stays free for the 8-GPU task that comes after the first
+// of them; least-allocated spreads the first one onto the empty node and the 8-GPU task finds
+// no node.
+TEST(AllocateTest, BinpackKeepsAWholeGpuNodeForAnEightGpuTask) {
+  auto gpus = [](int n) {
+    return Resources({{"cpu", std::to_string(4 * n)},
+                      {"memory", std::to_string(16 * n) + "Gi"},
+                      {"nvidia.com/gpu", std::to_string(n)}});
+  };
+  auto build = [&](World& w) {
+    for (const char* name : {"p0", "p1", "p2"}) {
+      w.Node(NodeBuilder(name).Allocatable(
+          Resources({{"cpu", "96"}, {"memory", "768Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}})));
+    }
+    w.Group(PodGroupBuilder("ns", "run").MinMember(1));
+    w.Pod(PodBuilder("ns", "run-0").Group("run").Container(gpus(4)).NodeName("p0").Phase("Running"));
+    w.Pod(PodBuilder("ns", "run-1").Group("run").Container(gpus(4)).NodeName("p1").Phase("Running"));
+    w.Group(PodGroupBuilder("ns", "small").MinMember(1).CreationTimestamp(1));
+    for (int i = 0; i < 4; ++i)
+      w.Pod(PodBuilder("ns", "small-" + std::to_string(i)).Group("small").Container(gpus(1)));
+    w.Group(PodGroupBuilder("ns", "big").MinMember(1).CreationTimestamp(2));
+    w.Pod(PodBuilder("ns", "big-0").Group("big").Container(gpus(8)));
+  };
+  World bp;
+  build(bp);
+  EXPECT_EQ(Placed(bp.Run()), (std::map<std::string, std::string>{{"ns/big-0", "p2"},
+                                                                  {"ns/small-0", "p0"},
+                                                                  {"ns/small-1", "p0"},
+                                                                  {"ns/small-2", "p0"},
+                                                                  {"ns/small-3", "p0"}}));
+  World la;
+  build(la);
+  SessionOptions o;
+  o.score = ScoreStrategy::kLeastAllocated;
+  const AllocationPlan spread = la.Run(o);
+  EXPECT_EQ(Placed(spread).count("ns/big-0"), 0u);
+  EXPECT_EQ(Placed(spread).at("ns/small-0"), "p2");
+  ASSERT_NE(FindJob(spread, "ns/big"), nullptr);
+  EXPECT_THAT(FindJob(spread, "ns/big")->reason, HasSubstr("3 Insufficient nvidia.com/gpu"));
+}
+
 TEST(AllocateTest, SameSnapshotSamePlan) {
   World w;
   for (int i = 0; i < 5; ++i) w.Node(NodeBuilder("n" + std::to_string(i)).Allocatable("3", "8Gi"));
