@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "api/k8s/compact.h"
 #include "cache/cluster_source.h"
 #include "cache/scheduler_cache.h"
 
@@ -120,6 +121,7 @@ Workload BuildWorkload(const Shape& shape, uint64_t seed) {
       } else {
         p->status.phase = "Pending";
       }
+      k8s::Compact(p.get());  // as the decoders do
       w.pods.push_back(std::move(p));
     }
     w.pod_groups.push_back(std::move(pg));

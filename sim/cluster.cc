@@ -396,7 +396,7 @@ Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCond
   if (!cur.ok()) return Status::NotFound(fmt::format("pods \"{}\" not found", target.metadata.name));
   auto pod = std::make_shared<k8s::Pod>(**cur);
   bool replaced = false;
-  for (auto& c : pod->status.conditions) {
+  for (auto& c : pod->status.conditions.mut()) {
     if (c.type == condition.type) {
       c = condition;
       replaced = true;

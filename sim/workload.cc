@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "api/duration.h"
+#include "api/k8s/compact.h"
 #include "api/k8s/decode.h"
 #include "api/quantity.h"
 
@@ -82,6 +83,7 @@ SimJob MakeJob(const std::string& name, const std::string& queue, int tasks, int
     c.limits = c.requests;
     p->spec.containers.push_back(std::move(c));
     p->status.phase = "Pending";
+    k8s::Compact(p.get());  // as the decoders do: the job's pods share their containers
     job.pods.push_back(std::move(p));
   }
   job.gpus_milli = gpu_milli_each * tasks;
@@ -398,6 +400,7 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
           fmt::format("{}: Pod {}/{}: metadata.annotations[{}]: no PodGroup {} in the file", path,
                       p.metadata.namespace_, p.metadata.name, kGroupAnnotation, key));
     }
+    k8s::Compact(&p);
     it->second.pods.push_back(std::make_shared<const k8s::Pod>(std::move(p)));
   }
   for (auto& [key, job] : jobs) w.jobs.push_back(std::move(job));

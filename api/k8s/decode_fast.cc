@@ -32,6 +32,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "api/k8s/compact.h"
 #include "api/k8s/decode.h"
 
 namespace volcache::k8s {
@@ -611,7 +612,7 @@ bool ReadQuantity(Reader& r, Quantity* out) {
 
 bool ReadStringMap(Reader& r, StringMap* out) {
   if (r.Null()) return true;
-  StringMap m;
+  PlainStringMap m;
   const bool ok = r.Obj([&](std::string_view k) {
     std::string key(k);
     std::string value;
@@ -753,7 +754,7 @@ bool ReadContainer(Reader& r, bool init, Container* ct) {
   });
 }
 
-bool ReadContainers(Reader& r, bool init, std::vector<Container>* out) {
+bool ReadContainers(Reader& r, bool init, Shared<std::vector<Container>>* out) {
   return ReadObjects(r, [&] {
     Container ct;
     if (!ReadContainer(r, init, &ct)) return false;
@@ -1033,7 +1034,10 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
   ObjectMeta& m = pod != nullptr ? pod->metadata : node->metadata;
   if (!meta_in_place) m = std::move(meta);
   if (m.name.empty()) return false;
-  if (pod != nullptr && pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  if (pod != nullptr) {
+    if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+    Compact(pod);
+  }
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/k8s/compact.h"
 #include "api/k8s/decode.h"
 #include "api/k8s/decode_fast.h"
 #include "api/k8s/decode_internal.h"
@@ -221,7 +222,7 @@ Status Conv(const Ctx& c, const json& v, const Path& p, Quantity* out) {
 
 Status Conv(const Ctx& c, const json& v, const Path& p, StringMap* out) {
   if (!v.is_object()) return TypeError(c, p, "object", v);
-  StringMap m;
+  PlainStringMap m;
   for (auto it = v.begin(); it != v.end(); ++it) {
     std::string value;
     if (!it->is_null()) {
@@ -385,7 +386,7 @@ Status DecodeContainer(const Ctx& c, const json& o, const Path& p, bool init, Co
 }
 
 Status DecodeContainers(const Ctx& c, const json& spec, const Path& p, std::string_view key, bool init,
-                        std::vector<Container>* out) {
+                        Shared<std::vector<Container>>* out) {
   return ForEachObject(c, spec, p, key, [&](const json& o, const Path& cp) {
     Container ct;
     VC_RETURN_IF_ERROR(DecodeContainer(c, o, cp, init, &ct));
@@ -479,6 +480,7 @@ Status DecodePodBody(const Ctx& c, const json& j, Pod* pod) {
       c, j, [&](const json& s, const Path& p) { return DecodePodSpec(c, s, p, &pod->spec); },
       [&](const json& s, const Path& p) { return DecodePodStatus(c, s, p, &pod->status); }));
   if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
+  Compact(pod);
   return Status::Ok();
 }
 

@@ -51,6 +51,10 @@ json J(const std::vector<T>& v) {
   for (const T& e : v) out.push_back(J(e));
   return out;
 }
+template <typename T>
+json J(const Shared<std::vector<T>>& v) {
+  return J(v.get());
+}
 
 json J(const OwnerReference& r) {
   return {{"api_version", r.api_version},

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/k8s/shared.h"
 #include "api/quantity.h"
 
 namespace volcache::k8s {
@@ -26,7 +27,10 @@ namespace volcache::k8s {
 // Milliseconds since the Unix epoch (RFC 3339 timestamps as the API server writes them).
 using TimeMs = int64_t;
 
-using StringMap = std::map<std::string, std::string, std::less<>>;
+// Labels, annotations and selectors: a string map that copies of an object share (see
+// api/k8s/shared.h; `mut()` or `operator[]` to change one). PlainStringMap is the map itself.
+using PlainStringMap = std::map<std::string, std::string, std::less<>>;
+using StringMap = Shared<PlainStringMap>;
 // A ResourceList; names are kept verbatim, values parsed. Entries are sorted by name: the
 // decoder reads JSON objects as nlohmann::json (a sorted map), so document order is not seen.
 using ResourceList = std::vector<std::pair<std::string, Quantity>>;
@@ -37,6 +41,7 @@ struct OwnerReference {
   std::string name;
   std::string uid;
   bool controller = false;
+  friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
 };
 
 struct ObjectMeta {
@@ -50,7 +55,7 @@ struct ObjectMeta {
   std::optional<int64_t> deletion_grace_period_seconds;
   StringMap labels;
   StringMap annotations;
-  std::vector<OwnerReference> owner_references;
+  Shared<std::vector<OwnerReference>> owner_references;
 };
 
 // ---------------------------------------------------------------- core/v1 Pod
@@ -60,6 +65,7 @@ struct ContainerPort {
   int32_t host_port = 0;
   std::string protocol = "TCP";
   std::string host_ip;
+  friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
 struct Container {
@@ -70,6 +76,7 @@ struct Container {
   std::vector<ContainerPort> ports;
   // Init containers only: "Always" marks a restartable sidecar.
   std::string restart_policy;
+  friend bool operator==(const Container&, const Container&) = default;
 };
 
 struct Toleration {
@@ -78,6 +85,7 @@ struct Toleration {
   std::string value;
   std::string effect;  // "" means all effects
   std::optional<int64_t> toleration_seconds;
+  friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 struct PodCondition {
@@ -86,6 +94,7 @@ struct PodCondition {
   std::string reason;
   std::string message;
   TimeMs last_transition_time = 0;
+  friend bool operator==(const PodCondition&, const PodCondition&) = default;
 };
 
 struct PodSpec {
@@ -93,11 +102,12 @@ struct PodSpec {
   std::string scheduler_name;  // "default-scheduler" when unset
   std::optional<int32_t> priority;
   std::string priority_class_name;
-  std::vector<Container> containers;
-  std::vector<Container> init_containers;
+  // Shared between copies, and between pods with equal ones once compacted (api/k8s/compact.h).
+  Shared<std::vector<Container>> containers;
+  Shared<std::vector<Container>> init_containers;
   ResourceList overhead;
   StringMap node_selector;
-  std::vector<Toleration> tolerations;
+  Shared<std::vector<Toleration>> tolerations;
   bool has_node_affinity = false;
   bool has_pod_affinity = false;
   bool has_pod_anti_affinity = false;
@@ -108,7 +118,7 @@ struct PodSpec {
 
 struct PodStatus {
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
-  std::vector<PodCondition> conditions;
+  Shared<std::vector<PodCondition>> conditions;
   std::string nominated_node_name;
   std::string qos_class;
   std::optional<TimeMs> start_time;

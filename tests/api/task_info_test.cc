@@ -213,7 +213,8 @@ TEST(PodNonZeroRequestTest, InitContainersSidecarsAndOverheadFollowTheRequestRul
   EXPECT_EQ(nz.memory, 400 * kMi);
 
   // A sidecar without requests counts the defaults for itself and everything after it.
-  pod.spec.init_containers.insert(pod.spec.init_containers.begin(), MakeContainer("s", RL({}), "Always"));
+  auto& inits = pod.spec.init_containers.mut();
+  inits.insert(inits.begin(), MakeContainer("s", RL({}), "Always"));
   // i1: 1000+100 = 1100m, 200+200 = 400Mi; regular + sidecar: 200m, 600Mi.
   nz = PodNonZeroRequest(pod);
   EXPECT_EQ(nz.milli_cpu, 1100);

@@ -1,0 +1,157 @@
+#include "api/k8s/compact.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/mutex.h"
+
+namespace volcache::k8s {
+
+namespace {
+
+void Mix(size_t* h, size_t v) { *h ^= v + 0x9e3779b97f4a7c15ULL + (*h << 6) + (*h >> 2); }
+void MixStr(size_t* h, std::string_view s) { Mix(h, std::hash<std::string_view>{}(s)); }
+
+void MixList(size_t* h, const ResourceList& list) {
+  for (const auto& [name, q] : list) {
+    MixStr(h, name);
+    Mix(h, static_cast<size_t>(q.MilliValue()));
+  }
+}
+
+// Hashes need not see every field: equality decides, the hash only spreads the buckets.
+size_t HashOf(const PlainStringMap& m) {
+  size_t h = m.size();
+  for (const auto& [k, v] : m) {
+    MixStr(&h, k);
+    MixStr(&h, v);
+  }
+  return h;
+}
+size_t HashOf(const std::vector<Container>& cs) {
+  size_t h = cs.size();
+  for (const Container& c : cs) {
+    MixStr(&h, c.name);
+    MixStr(&h, c.image);
+    MixList(&h, c.requests);
+    MixList(&h, c.limits);
+    Mix(&h, c.ports.size());
+  }
+  return h;
+}
+size_t HashOf(const std::vector<Toleration>& ts) {
+  size_t h = ts.size();
+  for (const Toleration& t : ts) {
+    MixStr(&h, t.key);
+    MixStr(&h, t.value);
+    MixStr(&h, t.effect);
+  }
+  return h;
+}
+size_t HashOf(const std::vector<OwnerReference>& rs) {
+  size_t h = rs.size();
+  for (const OwnerReference& r : rs) MixStr(&h, r.uid);
+  return h;
+}
+size_t HashOf(const std::vector<PodCondition>& cs) {
+  size_t h = cs.size();
+  for (const PodCondition& c : cs) {
+    MixStr(&h, c.type);
+    MixStr(&h, c.status);
+    Mix(&h, static_cast<size_t>(c.last_transition_time));
+  }
+  return h;
+}
+
+}  // namespace
+
+// The canonical blocks of one kind of part, held weakly, by hash.
+template <class C>
+class SharedTable {
+ public:
+  void Intern(Shared<C>* s) EXCLUDES(mu_) {
+    auto& block = s->block_;
+    if (!block) return;
+    if (block->value.empty()) {
+      block.reset();
+      return;
+    }
+    const size_t h = HashOf(block->value);
+    MutexLock lock(&mu_);
+    auto [lo, hi] = entries_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      auto canonical = it->second.lock();
+      if (!canonical) continue;
+      if (canonical == block) return;
+      if (canonical->value == block->value) {
+        block = std::move(canonical);
+        return;
+      }
+    }
+    block->frozen.store(true, std::memory_order_relaxed);
+    entries_.emplace(h, block);
+    if (entries_.size() >= sweep_at_) SweepLocked();
+  }
+
+  size_t Entries() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return entries_.size();
+  }
+
+ private:
+  using Block = typename Shared<C>::Block;
+
+  // Drops the entries whose blocks are gone; amortized: the next sweep waits until the table
+  // has doubled again.
+  void SweepLocked() REQUIRES(mu_) {
+    std::erase_if(entries_, [](const auto& e) { return e.second.expired(); });
+    sweep_at_ = std::max<size_t>(kMinSweep, 2 * entries_.size());
+  }
+
+  static constexpr size_t kMinSweep = 4096;
+  mutable Mutex mu_;
+  std::unordered_multimap<size_t, std::weak_ptr<Block>> entries_ GUARDED_BY(mu_);
+  size_t sweep_at_ GUARDED_BY(mu_) = kMinSweep;
+};
+
+namespace {
+
+// Leaked on purpose: decoders on any thread may compact until the process exits.
+struct Tables {
+  SharedTable<PlainStringMap> maps;
+  SharedTable<std::vector<Container>> containers;
+  SharedTable<std::vector<Toleration>> tolerations;
+  SharedTable<std::vector<OwnerReference>> owners;
+  SharedTable<std::vector<PodCondition>> conditions;
+};
+Tables& TheTables() {
+  static Tables* const tables = new Tables();
+  return *tables;
+}
+
+}  // namespace
+
+void Compact(Pod* pod) {
+  Tables& t = TheTables();
+  t.maps.Intern(&pod->metadata.labels);
+  t.maps.Intern(&pod->metadata.annotations);
+  t.owners.Intern(&pod->metadata.owner_references);
+  t.containers.Intern(&pod->spec.containers);
+  t.containers.Intern(&pod->spec.init_containers);
+  t.maps.Intern(&pod->spec.node_selector);
+  t.tolerations.Intern(&pod->spec.tolerations);
+  t.conditions.Intern(&pod->status.conditions);
+}
+
+size_t CompactTableEntries() {
+  Tables& t = TheTables();
+  return t.maps.Entries() + t.containers.Entries() + t.tolerations.Entries() + t.owners.Entries() +
+         t.conditions.Entries();
+}
+
+}  // namespace volcache::k8s

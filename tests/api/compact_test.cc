@@ -1,0 +1,151 @@
+// k8s::Shared (copies share a pod's repeated parts, writes copy first) and k8s::Compact
+// (equal parts of different pods become one block), through the decoders that compact.
+#include "api/k8s/compact.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/k8s/decode.h"
+#include "api/k8s/decode_fast.h"
+
+namespace volcache::k8s {
+namespace {
+
+Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {
+  Pod p;
+  p.metadata.name = name;
+  p.metadata.namespace_ = "default";
+  p.metadata.uid = "uid-" + name;
+  p.metadata.annotations["scheduling.k8s.io/group-name"] = group;
+  p.metadata.labels["app"] = "train";
+  Container c;
+  c.name = "main";
+  c.image = image;
+  c.requests = {{"cpu", *Quantity::Parse("1")}, {"memory", *Quantity::Parse("2Gi")}};
+  c.limits = c.requests;
+  p.spec.containers.push_back(std::move(c));
+  p.spec.tolerations.push_back({"dedicated", "Equal", "gpu", "NoSchedule", std::nullopt});
+  return p;
+}
+
+TEST(SharedTest, CopiesShareAndWritesCopyFirst) {
+  Pod a = MakePod("a-0", "img:1", "a");
+  Pod b = a;
+  EXPECT_TRUE(b.spec.containers.SameBlock(a.spec.containers));
+  EXPECT_TRUE(b.metadata.labels.SameBlock(a.metadata.labels));
+  // A write to the copy leaves the original as it was, in every way the API reads it.
+  b.metadata.labels["app"] = "serve";
+  b.spec.containers.mut()[0].image = "img:2";
+  EXPECT_FALSE(b.spec.containers.SameBlock(a.spec.containers));
+  EXPECT_EQ(a.metadata.labels.at("app"), "train");
+  EXPECT_EQ(b.metadata.labels.at("app"), "serve");
+  EXPECT_EQ(a.spec.containers[0].image, "img:1");
+  EXPECT_EQ(b.spec.containers[0].image, "img:2");
+  // Writing to the original after the copy is gone still copies: a shared block is never
+  // written in place again.
+  const Shared<std::vector<Container>> kept = a.spec.containers;
+  a.spec.containers.mut()[0].name = "renamed";
+  EXPECT_EQ(kept[0].name, "main");
+}
+
+TEST(SharedTest, EmptyHoldsNothingAndComparesByValue) {
+  StringMap empty;
+  StringMap cleared = {{"k", "v"}};
+  cleared.erase("k");
+  EXPECT_TRUE(empty.empty());
+  EXPECT_TRUE(cleared.empty());
+  EXPECT_EQ(empty, cleared);
+  StringMap x = {{"k", "v"}}, y = {{"k", "v"}};
+  EXPECT_FALSE(x.SameBlock(y));
+  EXPECT_EQ(x, y);
+  y["k"] = "w";
+  EXPECT_FALSE(x == y);
+  EXPECT_TRUE(x.contains("k"));
+  EXPECT_FALSE(x.contains("absent"));
+  EXPECT_EQ(x.count("k"), 1u);
+}
+
+TEST(CompactTest, EqualPartsOfDifferentPodsBecomeOneBlock) {
+  Pod a = MakePod("job-1-0", "img:1", "job-1");
+  Pod b = MakePod("job-1-1", "img:1", "job-1");
+  Pod c = MakePod("job-2-0", "img:2", "job-2");
+  const Pod a_before = a;  // shares a's blocks until Compact replaces them
+  EXPECT_FALSE(a.spec.containers.SameBlock(b.spec.containers));
+  Compact(&a);
+  Compact(&b);
+  Compact(&c);
+  EXPECT_TRUE(a.spec.containers.SameBlock(b.spec.containers));
+  EXPECT_TRUE(a.metadata.annotations.SameBlock(b.metadata.annotations));
+  EXPECT_TRUE(a.metadata.labels.SameBlock(b.metadata.labels));
+  EXPECT_TRUE(a.spec.tolerations.SameBlock(b.spec.tolerations));
+  EXPECT_TRUE(a.metadata.labels.SameBlock(c.metadata.labels));  // same labels, other job
+  EXPECT_FALSE(a.spec.containers.SameBlock(c.spec.containers));
+  EXPECT_FALSE(a.metadata.annotations.SameBlock(c.metadata.annotations));
+  // No value changed.
+  EXPECT_EQ(a.spec.containers, a_before.spec.containers.get());
+  EXPECT_EQ(a.metadata.annotations, a_before.metadata.annotations.get());
+  EXPECT_EQ(a.spec.tolerations, a_before.spec.tolerations.get());
+  // A compacted part is frozen: changing one pod's copy leaves the others alone.
+  b.metadata.annotations["extra"] = "1";
+  EXPECT_FALSE(a.metadata.annotations.contains("extra"));
+  EXPECT_EQ(a.metadata.annotations.size(), 1u);
+}
+
+TEST(CompactTest, DecodersCompact) {
+  auto json = [](const std::string& name) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","namespace":"default","uid":"u-)" + name +
+           R"(","annotations":{"scheduling.k8s.io/group-name":"pg"}},"spec":{"containers":[{"name":"main","image":"i",)"
+           R"("resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  auto a = DecodePod(json("p-0"));
+  auto b = DecodePod(json("p-1"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_TRUE(a->spec.containers.SameBlock(b->spec.containers));
+  EXPECT_TRUE(a->metadata.annotations.SameBlock(b->metadata.annotations));
+  Object fast;
+  ASSERT_TRUE(FastDecodeObject(json("p-2"), &fast));
+  const Pod& f = std::get<Pod>(fast);
+  EXPECT_TRUE(f.spec.containers.SameBlock(a->spec.containers));
+  EXPECT_EQ(f.spec.containers[0].requests.at(0).second, *Quantity::Parse("1"));
+}
+
+// Blocks no pod holds any more leave the table on a later sweep: a long-running daemon
+// that sees ever new jobs does not keep their parts.
+TEST(CompactTest, TableForgetsPartsNoPodHolds) {
+  const size_t before = CompactTableEntries();
+  for (int i = 0; i < 20000; ++i) {
+    Pod p = MakePod("p", "img", "group-" + std::to_string(i));
+    Compact(&p);
+  }
+  // Each pod put four parts through (labels, annotations, containers, tolerations), all gone
+  // with the pod: 80,000 entries without sweeping; with it, each of the three tables involved
+  // holds fewer than its sweep threshold (4,096).
+  EXPECT_LT(CompactTableEntries(), before + 3 * 4096);
+}
+
+TEST(CompactTest, ConcurrentCompactionSharesOneBlock) {
+  std::vector<Pod> left(200), right(200);
+  auto run = [](std::vector<Pod>* out, int offset) {
+    for (size_t i = 0; i < out->size(); ++i) {
+      (*out)[i] = MakePod("t-" + std::to_string(offset + i), "img:c", "concurrent");
+      Compact(&(*out)[i]);
+    }
+  };
+  std::thread t1(run, &left, 0);
+  std::thread t2(run, &right, 1000);
+  t1.join();
+  t2.join();
+  for (size_t i = 0; i < left.size(); ++i) {
+    EXPECT_TRUE(left[i].spec.containers.SameBlock(right[i].spec.containers));
+    EXPECT_TRUE(left[i].metadata.annotations.SameBlock(left[0].metadata.annotations));
+  }
+}
+
+}  // namespace
+}  // namespace volcache::k8s
