@@ -66,6 +66,7 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   task_min_available_ = pg->spec.min_task_member;
   min_resources_ = std::move(min_resources).value();
   creation_timestamp_ = pg->metadata.creation_timestamp;
+  phase_ = pg->status.phase;
   pod_group_ = std::move(pg);
   ++generation_;
   return Status::Ok();
@@ -73,12 +74,8 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
 
 void JobInfo::UnsetPodGroup() {
   pod_group_ = nullptr;
+  phase_.clear();
   ++generation_;
-}
-
-const std::string& JobInfo::pod_group_phase() const {
-  static const std::string kEmpty;
-  return pod_group_ ? pod_group_->status.phase : kEmpty;
 }
 
 Status JobInfo::AddTask(const TaskInfo& task) {
@@ -90,6 +87,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
   }
   const TaskInfo& t = it->second;
   ++status_count_[TaskStatusIndex(t.status)];
+  if (t.status == TaskStatus::kPending && t.best_effort) ++pending_best_effort_;
   total_request_.Add(t.resreq);
   if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq);
   ++generation_;
@@ -101,6 +99,7 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
   const TaskInfo& t = it->second;
   --status_count_[TaskStatusIndex(t.status)];
+  if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
   total_request_.SubUnchecked(t.resreq);
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq);
   if (auto fe = fit_errors_.find(uid); fe != fit_errors_.end()) fit_errors_.erase(fe);
@@ -117,6 +116,10 @@ Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
   const bool now_allocated = IsAllocatedStatus(status);
   --status_count_[TaskStatusIndex(t.status)];
   ++status_count_[TaskStatusIndex(status)];
+  if (t.best_effort) {
+    pending_best_effort_ +=
+        (status == TaskStatus::kPending ? 1 : 0) - (t.status == TaskStatus::kPending ? 1 : 0);
+  }
   if (was_allocated && !now_allocated) allocated_.SubUnchecked(t.resreq);
   if (!was_allocated && now_allocated) allocated_.Add(t.resreq);
   t.status = status;
@@ -169,14 +172,7 @@ int32_t JobInfo::ValidTaskNum() const {
   return static_cast<int32_t>(n);
 }
 
-int32_t JobInfo::PendingBestEffortTaskNum() const {
-  int32_t n = 0;
-  if (status_count_[TaskStatusIndex(TaskStatus::kPending)] == 0) return 0;
-  for (const auto& [_, t] : tasks_) {
-    if (t.status == TaskStatus::kPending && t.best_effort) ++n;
-  }
-  return n;
-}
+int32_t JobInfo::PendingBestEffortTaskNum() const { return pending_best_effort_; }
 
 bool JobInfo::IsReady() const { return ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available_; }
 
@@ -186,11 +182,7 @@ bool JobInfo::IsPipelined() const {
 
 bool JobInfo::IsStarving() const { return WaitingTaskNum() + ReadyTaskNum() < min_available_; }
 
-bool JobInfo::IsPending() const {
-  if (pod_group_ == nullptr) return true;
-  const std::string& phase = pod_group_->status.phase;
-  return phase.empty() || phase == "Pending";
-}
+bool JobInfo::IsPending() const { return phase_.empty() || phase_ == "Pending"; }
 
 void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   if (tasks_.find(uid) == tasks_.end()) return;

@@ -63,7 +63,7 @@ class JobInfo {
   const Resource& min_resources() const { return min_resources_; }
   k8s::TimeMs creation_timestamp() const { return creation_timestamp_; }
   // PodGroup status.phase, "" when no PodGroup.
-  const std::string& pod_group_phase() const;
+  const std::string& pod_group_phase() const { return phase_; }
 
   // Tasks by uid (the key views the task's own TaskMeta::uid).
   const ViewKeyMap<TaskInfo>& tasks() const { return tasks_; }
@@ -110,8 +110,14 @@ class JobInfo {
   Resource min_resources_;
   k8s::TimeMs creation_timestamp_ = 0;
   std::shared_ptr<const k8s::PodGroup> pod_group_;
+  // pod_group_->status.phase ("" without one), kept beside the job: the session reads it of
+  // every job, and the PodGroup is one more pointer away (the PodGroup is immutable).
+  std::string phase_;
   ViewKeyMap<TaskInfo> tasks_;
   std::array<int32_t, kTaskStatusCount> status_count_{};
+  // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
+  // the tasks come, go and change status, not by a scan).
+  int32_t pending_best_effort_ = 0;
   std::map<std::string, std::string, std::less<>> fit_errors_;
   Resource allocated_;
   Resource total_request_;

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -198,45 +201,51 @@ int64_t ScoreNode(const NodeSlot& n, const Resource& req, const SessionOptions& 
 
 struct QueueSlot;
 
+// A task that fit no node in a visit: why (a view of Allocator::texts_ or a literal). The
+// fit errors of one job are a list through `next` (index into Allocator::fits_; -1 ends it).
+struct TaskFit {
+  const TaskInfo* task;
+  std::string_view text;
+  int32_t next;
+};
+
+// A job's state for one session. Holds no storage of its own: tasks and requests are views
+// of the Allocator's arrays, texts views of its interned texts, so a deep backlog of jobs
+// costs no allocation per job.
 struct JobSlot {
   const JobInfo* job = nullptr;
   QueueSlot* queue = nullptr;
-  std::vector<const TaskInfo*> pending;  // schedulable, in task order
-  std::vector<Resource> reqs;            // their requests without pods
-  int32_t pending_count = 0;             // schedulable pending tasks (pending is left empty when gated)
-  size_t next = 0;                       // first pending task not placed
-  int32_t ready_base = 0;                // tasks already counted ready at open
+  std::span<const TaskInfo* const> pending;  // schedulable, in task order
+  std::span<const Resource> reqs;            // their requests without pods
+  size_t first = 0;                          // where pending/reqs start in the Allocator's arrays
+  uint32_t position = 0;                     // the job's index in jobs_by_uid
+  // The job's sort keys, copied out of the JobInfo (the job order compares them often).
+  int32_t priority = 0;
+  int32_t min_available = 0;
+  k8s::TimeMs creation_timestamp = 0;
+  int32_t pending_count = 0;  // schedulable pending tasks (pending is left empty when gated)
+  size_t next = 0;            // first pending task not placed
+  int32_t ready_base = 0;     // tasks already counted ready at open
   int32_t committed = 0;
   int32_t pipelined = 0;
   bool gated = false;  // Pending PodGroup under require_inqueue: not tried
   bool tried = false;
   bool closed = false;  // no more visits this session
-  std::string reason;
-  TaskFitErrors fit_errors;  // task uid → why it fit no node (a few: one per visit at most)
+  std::string_view reason;
+  int32_t fits = -1;  // first TaskFit (a few: one per visit at most)
 
-  void SetFitError(const std::string& uid, const std::string& failure) {
-    for (auto& [task, reason] : fit_errors) {
-      if (task == uid) {
-        reason = failure;
-        return;
-      }
-    }
-    fit_errors.emplace_back(uid, failure);
-  }
-
-  bool Ready() const { return ready_base + committed >= job->min_available(); }
+  bool Ready() const { return ready_base + committed >= min_available; }
 };
 
 // std::priority_queue puts the "largest" first: returns true when `a` goes after `b`.
+// The slots are in job uid order (Allocator::jobs_), so their addresses order them by uid.
 struct JobAfter {
   bool operator()(const JobSlot* a, const JobSlot* b) const {
-    if (a->job->priority() != b->job->priority()) return a->job->priority() < b->job->priority();
+    if (a->priority != b->priority) return a->priority < b->priority;
     const bool ar = a->Ready(), br = b->Ready();
     if (ar != br) return ar;
-    if (a->job->creation_timestamp() != b->job->creation_timestamp()) {
-      return a->job->creation_timestamp() > b->job->creation_timestamp();
-    }
-    return a->job->uid() > b->job->uid();
+    if (a->creation_timestamp != b->creation_timestamp) return a->creation_timestamp > b->creation_timestamp;
+    return a > b;
   }
 };
 
@@ -249,6 +258,9 @@ struct QueueSlot {
   Resource request, deserved, allocated;  // without pods
   double share = 0;
   std::priority_queue<JobSlot*, std::vector<JobSlot*>, JobAfter> jobs;
+  // Reasons given to its jobs, formatted once (Allocator::QueueText).
+  std::string_view closed_text, overused_text, full_text, overshoot_text;
+  std::map<std::string, std::string_view, std::less<>> capability_texts;  // by CapabilityExceeded
 
   bool Overused() const {
     return !deserved.IsEmpty() && deserved.LessEqual(allocated, DimensionDefault::kZero);
@@ -294,18 +306,30 @@ std::string FitErrorText(size_t nodes, const std::vector<std::string>& reasons) 
 
 class Allocator {
  public:
-  Allocator(const ClusterInfo& snap, const SessionOptions& o) : snap_(snap), o_(o) {
+  // `jobs_by_uid`: the snapshot's jobs sorted by uid. `reuse`: a plan whose storage the
+  // new one reuses (its contents do not matter).
+  Allocator(const ClusterInfo& snap, const SessionOptions& o, std::span<const JobInfo* const> jobs_by_uid,
+            AllocationPlan reuse)
+      : snap_(snap), o_(o), jobs_by_uid_(jobs_by_uid), plan_(std::move(reuse)) {
     for (const auto& [name, w] : o.scalar_weights) {
       int64_t id = ResourceNames::Find(name);
       if (id >= 0) scalar_weights_.emplace_back(static_cast<uint32_t>(id), w);
     }
+    plan_.placements.clear();
+    plan_.queues.clear();
+    plan_.discarded = 0;
+    plan_.pipelined = 0;
   }
 
-  AllocationPlan Run() {
+  AllocationPlan Run(std::vector<uint32_t>* positions) {
     OpenNodes();
     OpenJobs();
     ComputeDeserved();
     Loop();
+    if (positions != nullptr) {
+      positions->clear();
+      for (const JobSlot& j : jobs_) positions->push_back(j.position);
+    }
     return Close();
   }
 
@@ -343,9 +367,10 @@ class Allocator {
   }
 
   void OpenJobs() {
-    jobs_.reserve(snap_.jobs().size());
-    for (const auto& [id, jp] : snap_.jobs()) {
-      const JobInfo& job = *jp;
+    jobs_.reserve(jobs_by_uid_.size());
+    std::vector<const TaskInfo*> pending;
+    for (size_t position = 0; position < jobs_by_uid_.size(); ++position) {
+      const JobInfo& job = *jobs_by_uid_[position];
       if (!job.pod_group()) continue;  // the cache only snapshots jobs with one; be safe anyway
       const std::string& qname = snap_.queues.count(job.queue()) ? job.queue() : o_.default_queue;
       QueueSlot& q = QueueFor(qname);
@@ -353,14 +378,20 @@ class Allocator {
       q.allocated.Add(allocated);
       q.request.Add(allocated);
 
-      std::vector<const TaskInfo*> pending;
-      for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) {
-        if (!t->scheduling_gated) pending.push_back(t);
+      pending.clear();
+      if (job.CountWithStatus(TaskStatus::kPending) > 0) {
+        for (const auto& [_, t] : job.tasks()) {
+          if (t.status == TaskStatus::kPending && !t.scheduling_gated) pending.push_back(&t);
+        }
       }
       if (pending.empty()) continue;
       JobSlot& js = jobs_.emplace_back();
       js.job = &job;
+      js.position = static_cast<uint32_t>(position);
       js.queue = &q;
+      js.priority = job.priority();
+      js.min_available = job.min_available();
+      js.creation_timestamp = job.creation_timestamp();
       js.ready_base = job.ReadyTaskNum();
       js.pending_count = static_cast<int32_t>(pending.size());
       js.gated = o_.require_inqueue && job.IsPending();
@@ -376,12 +407,19 @@ class Allocator {
         }
         return a->uid() < b->uid();
       });
-      js.reqs.reserve(pending.size());
+      js.first = tasks_.size();
       for (const TaskInfo* t : pending) {
-        js.reqs.push_back(WithoutPods(t->resreq));
-        q.request.Add(js.reqs.back());
+        tasks_.push_back(t);
+        reqs_.push_back(WithoutPods(t->resreq));
+        q.request.Add(reqs_.back());
       }
-      js.pending = std::move(pending);
+    }
+    // The arrays are complete: the views may point into them now.
+    for (JobSlot& js : jobs_) {
+      if (js.gated) continue;
+      const size_t n = static_cast<size_t>(js.pending_count);
+      js.pending = std::span<const TaskInfo* const>(tasks_.data() + js.first, n);
+      js.reqs = std::span<const Resource>(reqs_.data() + js.first, n);
     }
   }
 
@@ -410,16 +448,16 @@ class Allocator {
     }
   }
 
-  NodeSlot* PickNode(const TaskInfo& task, const Resource& req, std::string* failure) {
+  NodeSlot* PickNode(const TaskInfo& task, const Resource& req, std::string_view* failure) {
     // Node availability only shrinks during a session except when a visit is discarded, so
     // a plain task (no selector, no tolerations) that fit nowhere fits nowhere until the
     // next discard: remember the answer by request (Visit clears it on a discard).
     if (use_domain_) return PickNodeInDomain(task, req, failure);
     const k8s::PodSpec& spec = task.pod().spec;
-    std::string shape;
-    if (spec.node_selector.empty() && spec.tolerations.empty()) {
-      shape = pipeline_pass_ ? "pipeline " + req.ToString() : req.ToString();
-      if (auto it = unplaceable_.find(shape); it != unplaceable_.end()) {
+    const bool plain = spec.node_selector.empty() && spec.tolerations.empty();
+    if (plain) {
+      ShapeKey(req, &shape_);
+      if (auto it = unplaceable_.find(shape_); it != unplaceable_.end()) {
         *failure = it->second;
         return nullptr;
       }
@@ -447,12 +485,38 @@ class Allocator {
     }
     if (total > 0) next_start_ = (start + scanned) % total;
     if (best == nullptr) {
-      *failure = FitErrorText(nodes_.size(), reasons);
-      if (!shape.empty() && unplaceable_.emplace(shape, *failure).second) {
-        unplaceable_this_visit_.push_back(std::move(shape));
-      }
+      *failure = Keep(FitErrorText(nodes_.size(), reasons));
+      if (plain && unplaceable_.emplace(shape_, *failure).second) unplaceable_this_visit_.push_back(shape_);
     }
     return best;
+  }
+
+  // The request's identity for unplaceable_ (pipeline pass apart): cpu, memory and every
+  // scalar with its value, as raw bytes, written into `key` (reused: no allocation per search).
+  void ShapeKey(const Resource& req, std::string* key) const {
+    key->clear();
+    auto put = [key](const auto& v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    key->push_back(pipeline_pass_ ? 'p' : 'a');
+    put(req.milli_cpu());
+    put(req.memory());
+    for (const auto* x = req.scalars_begin(); x != req.scalars_end(); ++x) {
+      put(x->id);
+      put(x->value);
+    }
+  }
+
+  // A text that lives as long as the session (fit errors and reasons are views of it).
+  std::string_view Keep(std::string text) { return texts_.emplace_back(std::move(text)); }
+
+  void SetFitError(JobSlot& j, const TaskInfo* task, std::string_view text) {
+    for (int32_t i = j.fits; i >= 0; i = fits_[static_cast<size_t>(i)].next) {
+      if (fits_[static_cast<size_t>(i)].task == task) {
+        fits_[static_cast<size_t>(i)].text = text;
+        return;
+      }
+    }
+    fits_.push_back({task, text, j.fits});
+    j.fits = static_cast<int32_t>(fits_.size() - 1);
   }
 
   // One turn of `j`: see the header for the gang rule. Returns true when the job goes back
@@ -463,8 +527,8 @@ class Allocator {
     if (!j.tried) {
       j.tried = true;
       if (job.ValidTaskNum() < job.min_available()) {
-        j.reason = fmt::format("not enough valid tasks for gang-scheduling, valid: {}, min: {}",
-                               job.ValidTaskNum(), job.min_available());
+        j.reason = Keep(fmt::format("not enough valid tasks for gang-scheduling, valid: {}, min: {}",
+                                    job.ValidTaskNum(), job.min_available()));
         return false;
       }
     }
@@ -479,40 +543,42 @@ class Allocator {
     unplaceable_this_visit_.clear();
     const size_t start = j.next;
     bool requeue = false;
-    std::string failure;
+    std::string_view failure;
     while (j.next < j.pending.size()) {
       const TaskInfo& t = *j.pending[j.next];
       const Resource& req = j.reqs[j.next];
       if (std::string over = q.CapabilityExceeded(req); !over.empty()) {
-        failure = fmt::format("queue {} capability reached ({})", q.name, over);
-        j.SetFitError(t.uid(), failure);
+        auto [it, inserted] = q.capability_texts.try_emplace(std::move(over));
+        if (inserted) it->second = Keep(fmt::format("queue {} capability reached ({})", q.name, it->first));
+        failure = it->second;
+        SetFitError(j, &t, failure);
         break;
       }
       NodeSlot* n = PickNode(t, req, &failure);
       bool pipelined = false;
       if (n == nullptr && o_.pipeline) {  // onto resources being released
-        std::string unused;
+        std::string_view unused;
         pipeline_pass_ = true;
         n = PickNode(t, req, &unused);
         pipeline_pass_ = false;
         pipelined = n != nullptr;
       }
       if (n == nullptr) {
-        j.SetFitError(t.uid(), failure);
+        SetFitError(j, &t, failure);
         break;
       }
-      failure.clear();
+      failure = {};
       if (!pipelined) n->avail.SubUnchecked(req);
       n->future.SubUnchecked(req);
       --n->pods_free;
       q.allocated.Add(req);
       tentative.push_back({j.next, n, pipelined});
       ++j.next;
-      if (j.ready_base + j.committed + static_cast<int32_t>(tentative.size()) >= job.min_available()) {
+      if (j.ready_base + j.committed + static_cast<int32_t>(tentative.size()) >= j.min_available) {
         int32_t bound = 0;
         for (const Tentative& x : tentative) bound += x.pipelined ? 0 : 1;
         // Ready without the pipelined tasks: bind the rest; otherwise reserve the whole visit.
-        const bool ready = j.ready_base + j.committed + bound >= job.min_available();
+        const bool ready = j.ready_base + j.committed + bound >= j.min_available;
         for (const Tentative& x : tentative) {
           const TaskInfo& pt = *j.pending[x.index];
           plan_.placements.push_back(
@@ -542,8 +608,8 @@ class Allocator {
       for (const std::string& shape : unplaceable_this_visit_) unplaceable_.erase(shape);
       j.next = start;
       if (failure.empty()) {
-        failure = fmt::format("only {} schedulable pending tasks, gang needs {}", j.pending.size(),
-                              job.min_available() - j.ready_base - j.committed);
+        failure = Keep(fmt::format("only {} schedulable pending tasks, gang needs {}", j.pending.size(),
+                                   j.min_available - j.ready_base - j.committed));
       }
     }
     q.share = Share(q.allocated, q.deserved);
@@ -567,7 +633,8 @@ class Allocator {
     auto c = JobTopologyConstraint(*j.job, topo, &error);
     if (!c || !topo.ready) {
       if (!hard) return true;
-      j.reason = c ? "network topology is not ready: a HyperNode update is refused" : error;
+      j.reason = c ? std::string_view("network topology is not ready: a HyperNode update is refused")
+                   : Keep(std::move(error));
       return false;
     }
     const std::string allocated = JobAllocatedHyperNode(*j.job, topo);
@@ -603,11 +670,11 @@ class Allocator {
     }
     use_domain_ = false;
     if (!hard) return true;
-    j.reason =
+    j.reason = Keep(
         allocated.empty()
             ? fmt::format("network topology: no HyperNode of tier <= {} fits the gang", c->highest_tier)
             : fmt::format("network topology: no HyperNode of tier <= {} holding HyperNode {} fits the gang",
-                          c->highest_tier, allocated);
+                          c->highest_tier, allocated));
     return false;
   }
 
@@ -652,7 +719,7 @@ class Allocator {
     const int32_t need = std::max(1, j.job->min_available() - j.ready_base - j.committed);
     int64_t score = 0;
     bool fits = false;
-    std::string failure;
+    std::string_view failure;
     for (size_t i = j.next; i < j.pending.size(); ++i) {
       NodeSlot* n = PickNodeInDomain(*j.pending[i], j.reqs[i], &failure);
       if (n == nullptr) break;
@@ -674,7 +741,7 @@ class Allocator {
   }
 
   // PickNode over the domain's nodes only: every node scored, in name order.
-  NodeSlot* PickNodeInDomain(const TaskInfo& task, const Resource& req, std::string* failure) {
+  NodeSlot* PickNodeInDomain(const TaskInfo& task, const Resource& req, std::string_view* failure) {
     NodeSlot* best = nullptr;
     int64_t best_score = 0;
     std::vector<std::string> reasons;
@@ -688,7 +755,7 @@ class Allocator {
         best_score = s;
       }
     }
-    if (best == nullptr) *failure = FitErrorText(domain_.size(), reasons);
+    if (best == nullptr) *failure = Keep(FitErrorText(domain_.size(), reasons));
     return best;
   }
 
@@ -696,7 +763,7 @@ class Allocator {
     std::priority_queue<QueueSlot*, std::vector<QueueSlot*>, QueueAfter> order;
     for (JobSlot& j : jobs_) {
       if (j.queue->closed) {
-        j.reason = fmt::format("queue {} is closed", j.queue->name);
+        j.reason = QueueText(j.queue->closed_text, "queue {} is closed", j.queue->name);
         j.closed = true;
         continue;
       }
@@ -720,15 +787,17 @@ class Allocator {
         while (!q->jobs.empty()) {
           JobSlot* j = q->jobs.top();
           q->jobs.pop();
-          j->reason = overused ? fmt::format("queue {} is overused (allocated reached deserved)", q->name)
-                               : fmt::format("queue {} reached its deserved share", q->name);
+          j->reason = overused ? QueueText(q->overused_text,
+                                           "queue {} is overused (allocated reached deserved)", q->name)
+                               : QueueText(q->full_text, "queue {} reached its deserved share", q->name);
         }
         continue;
       }
       JobSlot* j = q->jobs.top();
       q->jobs.pop();
       if (o_.share_limit && OvershootsByMoreThanHalf(*q, *j)) {
-        j->reason = fmt::format(
+        j->reason = QueueText(
+            q->overshoot_text,
             "queue {}: the job would take it past its deserved share by more than half its request", q->name);
         j->closed = true;
         order.push(q);
@@ -748,7 +817,7 @@ class Allocator {
   // past deserved by more than half of their request in some dimension the queue already
   // holds some of.
   bool OvershootsByMoreThanHalf(const QueueSlot& q, const JobSlot& j) const {
-    int32_t want = std::max<int32_t>(1, j.job->min_available() - j.ready_base - j.committed);
+    int32_t want = std::max<int32_t>(1, j.min_available - j.ready_base - j.committed);
     Resource need;
     for (size_t i = j.next; i < j.pending.size() && want > 0; ++i, --want) need.Add(j.reqs[i]);
     auto over = [](int64_t n, int64_t a, int64_t d) { return n > 0 && a > 0 && a + n > d + n / 2; };
@@ -759,28 +828,58 @@ class Allocator {
     return false;
   }
 
+  // A queue's reason for its jobs, formatted once per session.
+  std::string_view QueueText(std::string_view& cached, fmt::format_string<const std::string&> text,
+                             const std::string& queue) {
+    if (cached.empty()) cached = Keep(fmt::format(text, queue));
+    return cached;
+  }
+
   AllocationPlan Close() {
+    // Written over the reused plan's outcomes (their strings keep their capacity: a job's
+    // outcome that repeats the last session's costs no allocation). jobs_ is in uid order.
+    std::vector<JobOutcome>& outs = plan_.jobs;
+    size_t n = 0;
+    std::vector<const TaskFit*> fits;
     for (JobSlot& j : jobs_) {
-      JobOutcome out;
+      if (n == outs.size()) outs.emplace_back();
+      JobOutcome& out = outs[n++];
       out.job = j.job->uid();
       out.queue = j.queue->name;
       out.pending = j.pending_count;
       out.placed = j.committed;
       out.pipelined = j.pipelined;
       out.ready = j.Ready();
+      out.reason.clear();
       const int32_t left = out.pending - out.placed - out.pipelined;
       if (left > 0) {
-        const std::string why = j.reason.empty() ? "not tried" : j.reason;
-        out.reason = out.ready ? fmt::format("{}/{} pending tasks not placed: {}", left, out.pending, why)
-                               : fmt::format("{}/{} tasks in gang unschedulable: {}", left,
-                                             j.job->tasks().size(), why);
+        // "<left>/<pending> pending tasks not placed: <why>" or "<left>/<tasks> tasks in gang
+        // unschedulable: <why>", appended piece by piece (no format string parsed per job).
+        const std::string_view why = j.reason.empty() ? std::string_view("not tried") : j.reason;
+        const fmt::format_int l(left);
+        const fmt::format_int of(out.ready ? static_cast<size_t>(out.pending) : j.job->tasks().size());
+        const std::string_view what =
+            out.ready ? " pending tasks not placed: " : " tasks in gang unschedulable: ";
+        out.reason.reserve(l.size() + 1 + of.size() + what.size() + why.size());
+        out.reason.append(l.data(), l.size())
+            .append(1, '/')
+            .append(of.data(), of.size())
+            .append(what)
+            .append(why);
       }
-      std::sort(j.fit_errors.begin(), j.fit_errors.end());  // by task uid
-      out.task_fit_errors = std::move(j.fit_errors);
-      plan_.jobs.push_back(std::move(out));
+      fits.clear();
+      for (int32_t i = j.fits; i >= 0; i = fits_[static_cast<size_t>(i)].next)
+        fits.push_back(&fits_[static_cast<size_t>(i)]);
+      // By task uid (unique in a job).
+      std::sort(fits.begin(), fits.end(),
+                [](const TaskFit* a, const TaskFit* b) { return a->task->uid() < b->task->uid(); });
+      out.task_fit_errors.resize(fits.size());
+      for (size_t i = 0; i < fits.size(); ++i) {
+        out.task_fit_errors[i].first = fits[i]->task->uid();
+        out.task_fit_errors[i].second = fits[i]->text;
+      }
     }
-    std::sort(plan_.jobs.begin(), plan_.jobs.end(),
-              [](const JobOutcome& a, const JobOutcome& b) { return a.job < b.job; });
+    outs.resize(n);
     for (const auto& [name, q] : queues_) {
       QueueOutcome out;
       out.name = name;
@@ -802,10 +901,16 @@ class Allocator {
   std::vector<NodeSlot> nodes_;
   std::map<std::string, QueueSlot> queues_;  // by name: deterministic iteration
   std::vector<JobSlot> jobs_;                // reserved up front: QueueSlot heaps hold pointers
-  std::unordered_map<std::string, std::string> unplaceable_;  // plain task request → fit error
-  std::vector<std::string> unplaceable_this_visit_;           // its entries added by the current visit
-  size_t next_start_ = 0;                                     // where the next sampled node search begins
-  bool pipeline_pass_ = false;                                // PickNode checks future idle instead of idle
+  std::span<const JobInfo* const> jobs_by_uid_;
+  std::vector<const TaskInfo*> tasks_;  // the job slots' pending tasks, job after job
+  std::vector<Resource> reqs_;          // their requests without pods
+  std::vector<TaskFit> fits_;           // the job slots' fit errors
+  std::deque<std::string> texts_;       // fit errors and reasons (stable addresses: slots view them)
+  std::unordered_map<std::string, std::string_view> unplaceable_;  // ShapeKey → fit error
+  std::vector<std::string> unplaceable_this_visit_;                // its entries added by the current visit
+  std::string shape_;                                              // ShapeKey's buffer
+  size_t next_start_ = 0;       // where the next sampled node search begins
+  bool pipeline_pass_ = false;  // PickNode checks future idle instead of idle
   // Network topology: while use_domain_, node searches cover only domain_ (name order).
   bool use_domain_ = false;
   std::vector<NodeSlot*> domain_;
@@ -868,7 +973,17 @@ std::vector<Resource> WaterFill(const Resource& total, const std::vector<int32_t
 }
 
 AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options) {
-  return Allocator(snapshot, options).Run();
+  std::vector<const JobInfo*> jobs;
+  jobs.reserve(snapshot.jobs().size());
+  for (const auto& [id, job] : snapshot.jobs()) jobs.push_back(job.get());
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
+  return Allocate(snapshot, options, jobs, AllocationPlan());
+}
+
+AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options,
+                        std::span<const JobInfo* const> jobs_by_uid, AllocationPlan reuse,
+                        std::vector<uint32_t>* positions) {
+  return Allocator(snapshot, options, jobs_by_uid, std::move(reuse)).Run(positions);
 }
 
 std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node) {

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,15 @@ struct AllocationPlan {
 };
 
 AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options = {});
+// The same plan, for a caller that runs one session after another (the Scheduler):
+// `jobs_by_uid` is exactly the snapshot's jobs sorted by uid (the caller sorts them once for
+// its own close too), and the plan is built in `reuse`'s storage — a plan the caller is done
+// with, whose contents do not matter — so the outcomes of a deep backlog that repeat the
+// last session's cost no allocation. `positions`, when given, receives for each outcome
+// (plan.jobs[i]) its job's index in `jobs_by_uid`.
+AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& options,
+                        std::span<const JobInfo* const> jobs_by_uid, AllocationPlan reuse,
+                        std::vector<uint32_t>* positions = nullptr);
 
 // The first non-resource predicate (unschedulable, node selector, taints) that keeps `task`
 // off `node`, in the fit-error wording; "" when none does. Reclaim and preempt use it.

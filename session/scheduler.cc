@@ -25,7 +25,10 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::string NextPodGroupPhase(const JobInfo& job) {
+namespace {
+
+// NextPodGroupPhase without building a string (the close asks it of every job).
+std::string_view NextPhase(const JobInfo& job) {
   auto count = [&](TaskStatus s) { return static_cast<int32_t>(job.CountWithStatus(s)); };
   const int32_t allocated = count(TaskStatus::kAllocated) + count(TaskStatus::kBinding) +
                             count(TaskStatus::kBound) + count(TaskStatus::kRunning);
@@ -37,6 +40,10 @@ std::string NextPodGroupPhase(const JobInfo& job) {
   if (job.pod_group_phase() == "Inqueue") return "Inqueue";
   return "Pending";
 }
+
+}  // namespace
+
+std::string NextPodGroupPhase(const JobInfo& job) { return std::string(NextPhase(job)); }
 
 Scheduler::Scheduler(CacheRuntime* runtime, SchedulerOptions options)
     : runtime_(runtime), options_(std::move(options)) {
@@ -65,6 +72,17 @@ CycleStats Scheduler::RunOnceLocked() {
   }
   ClusterInfo& snap = *snapshot_;
   st.open_ms = MsSince(t);
+  // The jobs by uid, sorted once for the allocator and the close: the map's entries keep their
+  // addresses through the session (MutableJob replaces an entry's version, never the entry).
+  std::vector<const ClusterInfo::JobMap::value_type*> by_uid;
+  by_uid.reserve(snap.jobs().size());
+  for (const auto& entry : snap.jobs()) by_uid.push_back(&entry);
+  std::sort(by_uid.begin(), by_uid.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  std::vector<const JobInfo*> jobs;  // their current versions
+  auto current_jobs = [&] {
+    jobs.clear();
+    for (const auto* entry : by_uid) jobs.push_back(entry->second.get());
+  };
 
   // ---- enqueue (Pending → Inqueue), in the snapshot; close writes the phase
   std::unordered_set<JobId> enqueued_now;
@@ -98,7 +116,10 @@ CycleStats Scheduler::RunOnceLocked() {
 
   // ---- allocate
   t = std::chrono::steady_clock::now();
-  AllocationPlan plan = Allocate(snap, options_.session);
+  current_jobs();
+  // The last plan's storage is reused (last_plan_ is set again before the lock is released).
+  std::vector<uint32_t> outcome_positions;  // plan.jobs[i] is the job of by_uid[outcome_positions[i]]
+  AllocationPlan plan = Allocate(snap, options_.session, jobs, std::move(last_plan_), &outcome_positions);
   st.allocate_ms = MsSince(t);
   st.placements = static_cast<int64_t>(plan.placements.size());
   st.discarded = plan.discarded;
@@ -179,43 +200,47 @@ CycleStats Scheduler::RunOnceLocked() {
   }
   st.jobs_scheduled = static_cast<int64_t>(scheduled.size());
   // The fit errors stay beside the jobs (no copy of every tried job to record them); the
-  // outcomes are sorted by job uid, as `jobs` is below, so they are found by walking both.
+  // outcomes and close_memo_ are sorted by job uid, as `jobs` is, so they are found by walking
+  // them beside it.
   size_t next_outcome = 0;
-
-  std::vector<const JobInfo*> jobs;
-  jobs.reserve(snap.jobs().size());
-  for (const auto& [id, job] : snap.jobs()) jobs.push_back(job.get());
-  std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
+  size_t next_memo = 0;
+  current_jobs();
   std::map<std::string, Resource> queue_allocated;
-  std::unordered_map<JobId, CloseMemo> memo;  // becomes close_memo_: the jobs of this session
+  std::vector<CloseMemo> memo;  // becomes close_memo_: the jobs of this session
   memo.reserve(close_memo_.size());
   const TaskFitErrors no_fit_errors;
-  for (const JobInfo* job : jobs) {
+  for (size_t position = 0; position < jobs.size(); ++position) {
+    const JobInfo* job = jobs[position];
+    const JobOutcome* outcome = nullptr;
+    if (next_outcome < plan.jobs.size() && outcome_positions[next_outcome] == position) {
+      outcome = &plan.jobs[next_outcome++];
+    }
     if (!job->pod_group()) continue;
-    const std::string phase = NextPodGroupPhase(*job);
-    while (next_outcome < plan.jobs.size() && plan.jobs[next_outcome].job < job->uid()) ++next_outcome;
-    const JobOutcome* outcome = next_outcome < plan.jobs.size() && plan.jobs[next_outcome].job == job->uid()
-                                    ? &plan.jobs[next_outcome]
-                                    : nullptr;
+    const std::string_view phase = NextPhase(*job);
     const bool was_tried =
         (outcome != nullptr && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
     const bool unschedulable = was_tried && !job->IsReady();
     const bool write_status = was_tried || phase != job->pod_group_phase();
     const TaskFitErrors& fit_errors = outcome != nullptr ? outcome->task_fit_errors : no_fit_errors;
     if (unschedulable) ++st.jobs_unschedulable;
+    while (next_memo < close_memo_.size() && close_memo_[next_memo].job < job->uid()) ++next_memo;
+    CloseMemo* last = nullptr;
+    if (next_memo < close_memo_.size() && close_memo_[next_memo].job == job->uid()) {
+      last = &close_memo_[next_memo++];
+    }
     // Only the cache's own version of a job (not a copy this session changed) can repeat.
     const bool cache_version = !snap.ChangedBySession(job->uid());
-    auto last = cache_version ? close_memo_.find(job->uid()) : close_memo_.end();
-    if (last != close_memo_.end() && last->second.generation == job->generation() &&
-        last->second.phase == phase && last->second.write_status == write_status &&
-        last->second.unschedulable == unschedulable && last->second.fit_errors == fit_errors) {
-      if (unschedulable) runtime_->RepeatJobStatusEvent(*job, last->second.fit_error);
-      memo.insert(close_memo_.extract(last));
+    if (cache_version && last != nullptr && last->generation == job->generation() && last->phase == phase &&
+        last->write_status == write_status && last->unschedulable == unschedulable &&
+        last->fit_errors == fit_errors) {
+      if (unschedulable) runtime_->RepeatJobStatusEvent(*job, last->fit_error);
+      memo.push_back(std::move(*last));
     } else {
-      std::string fit_error = runtime_->CloseJob(*job, phase, write_status, unschedulable, &fit_errors);
+      std::string fit_error =
+          runtime_->CloseJob(*job, std::string(phase), write_status, unschedulable, &fit_errors);
       if (cache_version && (write_status || unschedulable)) {
-        memo.emplace(job->uid(), CloseMemo{job->generation(), phase, fit_errors, write_status, unschedulable,
-                                           std::move(fit_error)});
+        memo.push_back(CloseMemo{job->uid(), job->generation(), std::string(phase), fit_errors, write_status,
+                                 unschedulable, std::move(fit_error)});
       }
     }
     const std::string& q = snap.queues.count(job->queue()) ? job->queue() : options_.session.default_queue;

@@ -167,9 +167,10 @@ class Scheduler {
   // What the last close did for each job that session left unchanged: a job whose cache
   // version (generation), phase, session fit errors and close work are the same again gets the
   // same status, pod conditions and fit error, so only its PodGroup event is repeated (a deep
-  // backlog of unchanged pending jobs costs a lookup each, not a fit error, a status and pod
-  // condition checks).
+  // backlog of unchanged pending jobs costs a step of a walk each, not a fit error, a status
+  // and pod condition checks). Sorted by job uid (the close walks it beside the jobs).
   struct CloseMemo {
+    JobId job;
     uint64_t generation = 0;
     std::string phase;
     TaskFitErrors fit_errors;
@@ -177,7 +178,7 @@ class Scheduler {
     bool unschedulable = false;
     std::string fit_error;
   };
-  std::unordered_map<JobId, CloseMemo> close_memo_ GUARDED_BY(mu_);
+  std::vector<CloseMemo> close_memo_ GUARDED_BY(mu_);
   CycleStats last_stats_ GUARDED_BY(mu_);
   uint64_t cycles_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<Clock> clock_ GUARDED_BY(mu_);

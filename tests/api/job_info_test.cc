@@ -242,6 +242,41 @@ TEST(JobInfoTest, PendingBestEffortTasksCountTowardsReadiness) {
   EXPECT_TRUE(job.IsReady());
 }
 
+TEST(JobInfoTest, PendingBestEffortCountFollowsStatusChangesAndDeletes) {
+  // Kept as a count (not a scan): back to Pending, a normal task moving, a delete.
+  JobInfo job = MakeJob(2, {});
+  ASSERT_TRUE(job.AddTask(MakeTask("be1", S::kPending, {})).ok());
+  ASSERT_TRUE(job.AddTask(MakeTask("be2", S::kRunning, {})).ok());
+  ASSERT_TRUE(job.AddTask(Task("normal", S::kPending)).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 1);
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-be2", S::kPending).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 2);
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-be2", S::kPending).ok());  // no change
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 2);
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-normal", S::kAllocated).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 2);
+  ASSERT_TRUE(job.DeleteTask("uid-be1").ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 1);
+  ASSERT_TRUE(job.UpdateTaskStatus("uid-be2", S::kBinding).ok());
+  EXPECT_EQ(job.PendingBestEffortTaskNum(), 0);
+  const JobInfo copy = job;
+  EXPECT_EQ(copy.PendingBestEffortTaskNum(), 0);
+}
+
+TEST(JobInfoTest, PhaseFollowsSetAndUnsetPodGroup) {
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1, "Inqueue")).ok());
+  EXPECT_EQ(job.pod_group_phase(), "Inqueue");
+  EXPECT_FALSE(job.IsPending());
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1, "Pending")).ok());
+  EXPECT_EQ(job.pod_group_phase(), "Pending");
+  EXPECT_TRUE(job.IsPending());
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1, "Running")).ok());
+  job.UnsetPodGroup();
+  EXPECT_EQ(job.pod_group_phase(), "");
+  EXPECT_TRUE(job.IsPending());
+}
+
 // ------------------------------------------------------------ add / update / delete
 
 TEST(JobInfoTest, AllocatedAndTotalRequestFollowEveryOperation) {

@@ -7,9 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "api/resource_list.h"
 #include "tests/fakes/cluster_builders.h"
@@ -80,6 +82,66 @@ int PlacedInQueue(const AllocationPlan& plan, const std::string& queue) {
   for (const auto& j : plan.jobs)
     if (j.queue == queue) n += j.placed;
   return n;
+}
+
+// ------------------------------------------------------------------ reused storage
+
+// What a plan holds, field by field (a plan has no operator==).
+std::string Describe(const AllocationPlan& plan) {
+  std::string out = fmt::format("discarded {} pipelined {}\n", plan.discarded, plan.pipelined);
+  for (const auto& p : plan.placements)
+    out += fmt::format("place {} {} {} {} {}\n", p.job, p.task_uid, p.task_key, p.node, p.pipelined);
+  for (const auto& j : plan.jobs) {
+    out += fmt::format("job {} {} {} {} {} {} [{}]", j.job, j.queue, j.pending, j.placed, j.pipelined,
+                       j.ready, j.reason);
+    for (const auto& [task, why] : j.task_fit_errors) out += fmt::format(" ({}: {})", task, why);
+    out += "\n";
+  }
+  for (const auto& q : plan.queues)
+    out += fmt::format("queue {} {} {} {} {} {} {} {}\n", q.name, q.weight, q.request.ToString(),
+                       q.deserved.ToString(), q.allocated.ToString(), q.share, q.overused, q.closed);
+  return out;
+}
+
+TEST(AllocateTest, PlanBuiltInAReusedPlansStorageIsThePlanOfAFreshOne) {
+  // The Scheduler's path: jobs sorted by the caller, the last plan's storage reused. Whatever
+  // that storage held (more jobs, other texts, placements), the plan is Allocate's own.
+  World w;
+  w.Node(NodeBuilder("n1").Allocatable("4", "16Gi"));
+  w.Node(NodeBuilder("n2").Allocatable("2", "8Gi"));
+  w.Queue(QueueBuilder("qa").Weight(1).Capability(Resources({{"cpu", "2"}})));
+  w.Queue(QueueBuilder("qb").Weight(2));
+  w.Job("gang", 3, 3, "2", "1Gi", "qb", 1);  // fits only in part: discarded, with a fit error
+  w.Job("big", 1, 1, "8", "1Gi", "qb", 2);   // fits no node
+  for (int i = 0; i < 4; ++i) w.Job("a" + std::to_string(i), 1, 1, "1", "1Gi", "qa", 3 + i);  // capability
+  w.Job("b", 4, 1, "1", "1Gi", "qb", 9);  // ready, not all placed
+  auto snap = w.h.cache->Snapshot();
+  const AllocationPlan fresh = Allocate(*snap);
+  ASSERT_FALSE(fresh.jobs.empty());
+
+  std::vector<const JobInfo*> by_uid;
+  for (const auto& [id, job] : snap->jobs()) by_uid.push_back(job.get());
+  std::sort(by_uid.begin(), by_uid.end(),
+            [](const JobInfo* a, const JobInfo* b) { return a->uid() < b->uid(); });
+
+  AllocationPlan used = fresh;  // storage holding more of everything than the plan needs
+  for (int i = 0; i < 5; ++i) {
+    JobOutcome extra;
+    extra.job = "zz/" + std::string(40, 'x');
+    extra.reason = std::string(200, 'r');
+    extra.task_fit_errors = {{"t1", "why"}, {"t2", "why not"}};
+    used.jobs.push_back(extra);
+    used.jobs.insert(used.jobs.begin(), extra);
+  }
+  used.placements.push_back({"ns/x", "uid-x", "ns/x", "n9", true});
+  used.discarded = 7;
+  std::vector<uint32_t> positions;
+  const AllocationPlan reused = Allocate(*snap, SessionOptions(), by_uid, std::move(used), &positions);
+  EXPECT_EQ(Describe(reused), Describe(fresh));
+  ASSERT_EQ(positions.size(), reused.jobs.size());
+  for (size_t i = 0; i < positions.size(); ++i) EXPECT_EQ(by_uid[positions[i]]->uid(), reused.jobs[i].job);
+  // And once more in its own storage, as the Scheduler does session after session.
+  EXPECT_EQ(Describe(Allocate(*snap, SessionOptions(), by_uid, AllocationPlan(reused))), Describe(fresh));
 }
 
 // ------------------------------------------------------------------ gang
