@@ -60,7 +60,7 @@ template <>
 struct fmt::formatter<volcache::TaskInfo> : fmt::formatter<std::string_view> {
   template <typename Ctx>
   auto format(const volcache::TaskInfo& t, Ctx& ctx) const {
-    std::string text = t.key() + "@" + (t.node_name.empty() ? std::string("-") : t.node_name) + ":" +
+    std::string text = t.key() + "@" + (t.node_name.empty() ? std::string("-") : t.node_name.str()) + ":" +
                        std::string(volcache::TaskStatusName(t.status));
     return fmt::formatter<std::string_view>::format(text, ctx);
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "api/k8s/compact.h"
 #include "api/resource_list.h"
 
 namespace volcache {
@@ -212,6 +213,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
   if (std::string group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
     meta->job = PodKey(p.metadata.namespace_, group);
+    k8s::InternShared(&meta->job);
   }
   // Views into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
   if (auto it = p.metadata.annotations.find(kTaskSpecKey); it != p.metadata.annotations.end()) {
@@ -221,11 +223,14 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   }
   meta->creation_timestamp = p.metadata.creation_timestamp;
   meta->non_zero = PodNonZeroRequest(p);
-  AddHostPorts(p.spec.init_containers, &meta->host_ports);
-  AddHostPorts(p.spec.containers, &meta->host_ports);
-  meta->pvcs.reserve(p.spec.pvc_names.size());
-  for (const std::string& claim : p.spec.pvc_names)
-    meta->pvcs.push_back(PodKey(p.metadata.namespace_, claim));
+  std::vector<HostPort> ports;
+  AddHostPorts(p.spec.init_containers, &ports);
+  AddHostPorts(p.spec.containers, &ports);
+  meta->host_ports = std::move(ports);
+  std::vector<std::string> pvcs;
+  pvcs.reserve(p.spec.pvc_names.size());
+  for (const std::string& claim : p.spec.pvc_names) pvcs.push_back(PodKey(p.metadata.namespace_, claim));
+  meta->pvcs = std::move(pvcs);
   meta->has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
   // The object model does not distinguish required from preferred anti-affinity; treat
   // any anti-affinity as required (the conservative choice for predicates).

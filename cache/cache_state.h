@@ -78,7 +78,7 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
 struct TaskLoc {
   std::shared_ptr<const TaskMeta> meta;
   const std::string& uid() const { return meta->uid(); }
-  const JobId& job() const { return meta->job; }
+  const JobId& job() const { return meta->job.get(); }
 };
 
 struct AssumedEntry {

@@ -24,6 +24,8 @@ void MixList(size_t* h, const ResourceList& list) {
   }
 }
 
+size_t HashOf(const std::string& s) { return std::hash<std::string_view>{}(s); }
+
 // Hashes need not see every field: equality decides, the hash only spreads the buckets.
 size_t HashOf(const PlainStringMap& m) {
   size_t h = m.size();
@@ -128,6 +130,7 @@ struct Tables {
   SharedTable<std::vector<Toleration>> tolerations;
   SharedTable<std::vector<OwnerReference>> owners;
   SharedTable<std::vector<PodCondition>> conditions;
+  SharedTable<std::string> strings;
 };
 Tables& TheTables() {
   static Tables* const tables = new Tables();
@@ -148,10 +151,12 @@ void Compact(Pod* pod) {
   t.conditions.Intern(&pod->status.conditions);
 }
 
+void InternShared(Shared<std::string>* s) { TheTables().strings.Intern(s); }
+
 size_t CompactTableEntries() {
   Tables& t = TheTables();
   return t.maps.Entries() + t.containers.Entries() + t.tolerations.Entries() + t.owners.Entries() +
-         t.conditions.Entries();
+         t.conditions.Entries() + t.strings.Entries();
 }
 
 }  // namespace volcache::k8s

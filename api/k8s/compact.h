@@ -3,8 +3,8 @@
 // init containers, tolerations, labels, annotations, node selector, owner references,
 // conditions) are replaced by equal blocks already held by other pods (hash-consing over
 // k8s::Shared, api/k8s/shared.h). A job's pods then hold their containers, labels and
-// annotations once: the decoded pod goes from about 1.4 KB to about 0.6 KB on the standard
-// shapes (docs/BENCHMARKS.md, issue 16).
+// annotations once (with the Interned strings of api/k8s/interned.h, the decoded pod of the
+// standard shapes went from 1,432 to 528 bytes: docs/BENCHMARKS.md, issue 16).
 //
 // The table holds its blocks weakly: a block is freed with the last object holding it, and
 // its entry is swept on a later insert. Compacting changes no value: a compacted pod
@@ -20,6 +20,10 @@
 namespace volcache::k8s {
 
 void Compact(Pod* pod);
+
+// The same for one string that many objects repeat but that comes and goes (a task's job
+// id): replaced by an equal one already held, held weakly.
+void InternShared(Shared<std::string>* s);
 
 // Entries held by the tables (live or not yet swept), for tests and /debug.
 size_t CompactTableEntries();

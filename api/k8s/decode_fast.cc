@@ -540,6 +540,14 @@ bool ReadStr(Reader& r, std::string* out) {
   return true;
 }
 
+bool ReadStr(Reader& r, Interned* out) {
+  if (r.Null()) return true;
+  std::string_view v;
+  if (!r.Value(&v)) return false;
+  *out = v;
+  return true;
+}
+
 bool ReadBool(Reader& r, bool* out) { return r.Null() || r.Bool(out); }
 
 bool ReadInt(Reader& r, int64_t lo, int64_t hi, int64_t* out) {

@@ -148,6 +148,12 @@ Status Conv(const Ctx& c, const json& v, const Path& p, std::string* out) {
   return Status::Ok();
 }
 
+Status Conv(const Ctx& c, const json& v, const Path& p, Interned* out) {
+  if (!v.is_string()) return TypeError(c, p, "string", v);
+  *out = v.get_ref<const std::string&>();
+  return Status::Ok();
+}
+
 Status Conv(const Ctx& c, const json& v, const Path& p, bool* out) {
   if (!v.is_boolean()) return TypeError(c, p, "boolean", v);
   *out = v.get<bool>();

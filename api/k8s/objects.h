@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/k8s/interned.h"
 #include "api/k8s/shared.h"
 #include "api/quantity.h"
 
@@ -46,7 +47,7 @@ struct OwnerReference {
 
 struct ObjectMeta {
   std::string name;
-  std::string namespace_;  // empty for cluster-scoped objects
+  Interned namespace_;  // empty for cluster-scoped objects; namespaces repeat (interned.h)
   std::string uid;
   std::string resource_version;
   int64_t generation = 0;
@@ -97,11 +98,13 @@ struct PodCondition {
   friend bool operator==(const PodCondition&, const PodCondition&) = default;
 };
 
+// The strings of PodSpec and PodStatus whose values repeat from pod to pod are Interned
+// (api/k8s/interned.h): one pointer each.
 struct PodSpec {
-  std::string node_name;
-  std::string scheduler_name;  // "default-scheduler" when unset
+  Interned node_name;
+  Interned scheduler_name;  // "default-scheduler" when unset
   std::optional<int32_t> priority;
-  std::string priority_class_name;
+  Interned priority_class_name;
   // Shared between copies, and between pods with equal ones once compacted (api/k8s/compact.h).
   Shared<std::vector<Container>> containers;
   Shared<std::vector<Container>> init_containers;
@@ -117,10 +120,10 @@ struct PodSpec {
 };
 
 struct PodStatus {
-  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  Interned phase;  // Pending, Running, Succeeded, Failed, Unknown
   Shared<std::vector<PodCondition>> conditions;
-  std::string nominated_node_name;
-  std::string qos_class;
+  Interned nominated_node_name;
+  Interned qos_class;
   std::optional<TimeMs> start_time;
 };
 

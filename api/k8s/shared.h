@@ -15,12 +15,11 @@
 // again — from the moment it is shared (a copy of the field, or interning), so objects that
 // share it may be read by any number of threads while their private copies are changed.
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <type_traits>
 #include <utility>
 
@@ -104,24 +103,22 @@ class Shared {
   // Writes (each through mut()). Indexing a non-const vector reads (the const overload); a
   // map's operator[] inserts, as std::map's does.
   template <class K>
-    requires requires { typename C::mapped_type; }
-  decltype(auto) operator[](K&& k) {
-    return mut()[std::forward<K>(k)];
-  }
+  requires requires { typename C::mapped_type; }
+  decltype(auto) operator[](K&& k) { return mut()[std::forward<K>(k)]; }
   template <class A0, class... A>
-    requires(!std::is_convertible_v<std::decay_t<A0>, const_iterator>)
-  decltype(auto) emplace(A0&& a0, A&&... a) {
+  requires(!std::is_convertible_v<std::decay_t<A0>, const_iterator>) decltype(auto)
+      emplace(A0&& a0, A&&... a) {
     return mut().emplace(std::forward<A0>(a0), std::forward<A>(a)...);
   }
   // No hinted forms: an iterator of this field may belong to a block mut() replaces.
   template <class K, class... A>
-    requires(!std::is_convertible_v<std::decay_t<K>, const_iterator>)
-  decltype(auto) try_emplace(K&& k, A&&... a) {
+  requires(!std::is_convertible_v<std::decay_t<K>, const_iterator>) decltype(auto)
+      try_emplace(K&& k, A&&... a) {
     return mut().try_emplace(std::forward<K>(k), std::forward<A>(a)...);
   }
   template <class K, class V>
-    requires(!std::is_convertible_v<std::decay_t<K>, const_iterator>)
-  decltype(auto) insert_or_assign(K&& k, V&& v) {
+  requires(!std::is_convertible_v<std::decay_t<K>, const_iterator>) decltype(auto)
+      insert_or_assign(K&& k, V&& v) {
     return mut().insert_or_assign(std::forward<K>(k), std::forward<V>(v));
   }
   decltype(auto) insert(const value_type& v) { return mut().insert(v); }
@@ -142,7 +139,9 @@ class Shared {
 
   // True when both hold the same block (or are both empty): equal without comparing.
   bool SameBlock(const Shared& o) const { return block_ == o.block_; }
-  friend bool operator==(const Shared& a, const Shared& b) { return a.block_ == b.block_ || a.get() == b.get(); }
+  friend bool operator==(const Shared& a, const Shared& b) {
+    return a.block_ == b.block_ || a.get() == b.get();
+  }
   friend bool operator==(const Shared& a, const C& b) { return a.get() == b; }
 
  private:

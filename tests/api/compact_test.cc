@@ -2,9 +2,11 @@
 // (equal parts of different pods become one block), through the decoders that compact.
 #include "api/k8s/compact.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,6 +147,48 @@ TEST(CompactTest, ConcurrentCompactionSharesOneBlock) {
     EXPECT_TRUE(left[i].spec.containers.SameBlock(right[i].spec.containers));
     EXPECT_TRUE(left[i].metadata.annotations.SameBlock(left[0].metadata.annotations));
   }
+}
+
+TEST(InternedTest, EqualValuesAreOneCopy) {
+  Interned a = std::string("node-") + "17";
+  Interned b = std::string_view("node-17");
+  Interned other = "node-18";
+  EXPECT_EQ(a.data(), b.data());  // one copy of the value
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a == other);
+  EXPECT_EQ(a, "node-17");
+  EXPECT_EQ(a, std::string("node-17"));
+  EXPECT_LT(a, other);
+  const std::string& as_string = a;
+  EXPECT_EQ(as_string, "node-17");
+  EXPECT_EQ("ns/" + a, "ns/node-17");
+  EXPECT_EQ(a + "/x", "node-17/x");
+  EXPECT_EQ(fmt::format("[{}]", a), "[node-17]");
+  EXPECT_EQ(nlohmann::json(a), nlohmann::json("node-17"));
+  EXPECT_EQ(nlohmann::json("node-18").get<Interned>(), other);
+}
+
+TEST(InternedTest, EmptyByDefaultAndAfterClear) {
+  Interned e;
+  EXPECT_TRUE(e.empty());
+  EXPECT_EQ(e, "");
+  EXPECT_EQ(e, Interned(""));
+  Interned x = "Running";
+  x.clear();
+  EXPECT_TRUE(x.empty());
+  EXPECT_EQ(x.size(), 0u);
+}
+
+TEST(InternedTest, ConcurrentInterningAgrees) {
+  std::vector<Interned> left(500), right(500);
+  auto run = [](std::vector<Interned>* out) {
+    for (size_t i = 0; i < out->size(); ++i) (*out)[i] = "concurrent-node-" + std::to_string(i);
+  };
+  std::thread t1(run, &left);
+  std::thread t2(run, &right);
+  t1.join();
+  t2.join();
+  for (size_t i = 0; i < left.size(); ++i) EXPECT_EQ(left[i].data(), right[i].data()) << i;
 }
 
 }  // namespace

@@ -642,7 +642,7 @@ TEST(CacheRuntimeTest, FaultInjectionLosesAndDuplicatesNothing) {
       if (effective.count(key)) {
         ++bound;  // bound, or its eviction failed and the resync restored it
         EXPECT_EQ(t["status"], "Bound") << key;
-        EXPECT_EQ(t["node"], (*src)->spec.node_name) << key;
+        EXPECT_EQ(t["node"], (*src)->spec.node_name.str()) << key;
       } else {
         ++pending;
         EXPECT_EQ(t["status"], "Pending") << key;
