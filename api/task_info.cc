@@ -133,9 +133,9 @@ int32_t PodPriority(const k8s::Pod& pod) {
   return priority;
 }
 
-std::string Lookup(const k8s::StringMap& m, std::string_view key) {
+std::string_view Lookup(const k8s::StringMap& m, std::string_view key) {
   auto it = m.find(key);
-  return it == m.end() ? std::string() : it->second;
+  return it == m.end() ? std::string_view() : std::string_view(it->second);
 }
 
 bool IsBestEffort(const Resource& r) {
@@ -211,9 +211,8 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
 
   auto meta = std::make_shared<TaskMeta>();
   meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
-  if (std::string group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
-    meta->job = PodKey(p.metadata.namespace_, group);
-    k8s::InternShared(&meta->job);
+  if (std::string_view group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
+    meta->job = k8s::InternSharedKey(p.metadata.namespace_, group);
   }
   // Views into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
   if (auto it = p.metadata.annotations.find(kTaskSpecKey); it != p.metadata.annotations.end()) {

@@ -153,6 +153,22 @@ void Compact(Pod* pod) {
 
 void InternShared(Shared<std::string>* s) { TheTables().strings.Intern(s); }
 
+Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) {
+  thread_local Shared<std::string> last;
+  const std::string& l = last.get();
+  if (!l.empty() && l.size() == ns.size() + 1 + name.size() && l[ns.size()] == '/' &&
+      std::string_view(l).substr(0, ns.size()) == ns && std::string_view(l).substr(ns.size() + 1) == name) {
+    return last;
+  }
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append(1, '/').append(name);
+  Shared<std::string> s(std::move(key));
+  TheTables().strings.Intern(&s);
+  last = s;
+  return s;
+}
+
 size_t CompactTableEntries() {
   Tables& t = TheTables();
   return t.maps.Entries() + t.containers.Entries() + t.tolerations.Entries() + t.owners.Entries() +

@@ -14,6 +14,8 @@
 // reflectors compact concurrently).
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 #include "api/k8s/objects.h"
 
@@ -24,6 +26,11 @@ void Compact(Pod* pod);
 // The same for one string that many objects repeat but that comes and goes (a task's job
 // id): replaced by an equal one already held, held weakly.
 void InternShared(Shared<std::string>* s);
+
+// The key `ns/name` as such a string. Each thread remembers the last key it returned, and
+// returns it again without the table's lock when the next key is equal (a job's pods arrive
+// together, from a LIST or a controller's creates).
+Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name);
 
 // Entries held by the tables (live or not yet swept), for tests and /debug.
 size_t CompactTableEntries();

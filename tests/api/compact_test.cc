@@ -149,6 +149,29 @@ TEST(CompactTest, ConcurrentCompactionSharesOneBlock) {
   }
 }
 
+TEST(CompactTest, SharedKeysOfOneJobAreOneBlock) {
+  Shared<std::string> a = InternSharedKey("ns-a", "job-1");
+  Shared<std::string> b = InternSharedKey("ns-a", "job-1");  // the thread's last key
+  Shared<std::string> c = InternSharedKey("ns-a", "job-2");
+  Shared<std::string> d = InternSharedKey("ns-a", "job-1");  // not the last one: the table's
+  EXPECT_EQ(a.get(), "ns-a/job-1");
+  EXPECT_EQ(c.get(), "ns-a/job-2");
+  EXPECT_TRUE(a.SameBlock(b));
+  EXPECT_TRUE(a.SameBlock(d));
+  EXPECT_FALSE(a.SameBlock(c));
+  // Keys that differ only in where the separator falls are different keys.
+  Shared<std::string> e = InternSharedKey("ns", "a/job-1");
+  Shared<std::string> f = InternSharedKey("ns-a", "job-1x");
+  EXPECT_EQ(e.get(), "ns/a/job-1");
+  EXPECT_FALSE(e.SameBlock(a));
+  EXPECT_EQ(f.get(), "ns-a/job-1x");
+  // Another thread gets the same block from the table.
+  Shared<std::string> g;
+  std::thread t([&g] { g = InternSharedKey("ns-a", "job-1"); });
+  t.join();
+  EXPECT_TRUE(g.SameBlock(a));
+}
+
 TEST(InternedTest, EqualValuesAreOneCopy) {
   Interned a = std::string("node-") + "17";
   Interned b = std::string_view("node-17");
