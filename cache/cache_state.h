@@ -64,6 +64,12 @@ struct Slot {
   };
   std::shared_ptr<T> info;
   bool published = false;
+  // Whether snapshots hold this version (a job: it has a PodGroup of a known queue; a node:
+  // it is Ready), as computed at generation `included_at` and queue version `included_qv`
+  // (a full snapshot then reads the slot, not the version).
+  bool included = false;
+  uint32_t included_qv = 0;
+  uint64_t included_at = 0;
   uint64_t gen = 0;
   typename std::list<MruRef>::iterator mru;
 };
@@ -203,6 +209,10 @@ struct SchedulerCache::Impl {
   using Retired = std::vector<std::shared_ptr<const void>>;
 
   bool IncludeJob(const JobInfo& job) const REQUIRES(mu);
+  // IncludeJob(*slot.info), and for a node its readiness, remembered in the slot until the
+  // slot or the queues change.
+  bool Included(Slot<JobInfo>& slot) REQUIRES(mu);
+  bool Included(Slot<NodeInfo>& slot) REQUIRES(mu);
   void FillStatic(ClusterInfo* snap) const REQUIRES(mu);
   void RebuildNodeList(ClusterInfo* snap) const REQUIRES(mu);
   void FullSnapshot(ClusterInfo* snap) REQUIRES(mu);
