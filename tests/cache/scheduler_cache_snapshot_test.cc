@@ -241,6 +241,26 @@ TEST_F(SchedulerCacheTest, MaterializedSnapshotIsPrivateAndRefreshable) {
   EXPECT_EQ(SnapshotText(*snap), SnapshotText(*cache->Snapshot()));
 }
 
+// A materialized snapshot owns what it reads: it stays whole after the cache that built it,
+// and every task record the cache held, are gone.
+TEST_F(SchedulerCacheTest, MaterializedSnapshotOutlivesTheCache) {
+  AddNode("n1");
+  AddJob("job");
+  ASSERT_OK(PutPod(RunningOn(Pod("p1"), "n1")));
+  ASSERT_OK(PutPod(Pod("p2")));
+  auto snap = cache->Snapshot();
+  SchedulerCache::MaterializeSnapshot(snap.get(), 2);
+  const std::string text = SnapshotText(*snap);
+  // The cache and every task record it held go (TearDown checks a fresh, empty cache).
+  cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, clock, &source);
+  EXPECT_EQ(SnapshotText(*snap), text);
+  const JobInfo* job = snap->FindJob("ns/job");
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->tasks().size(), 2u);
+  for (const auto& [uid, task] : job->tasks()) EXPECT_EQ(task.uid(), uid);
+  EXPECT_EQ(snap->FindNode("n1")->tasks().size(), 1u);
+}
+
 // ========================================================== invariants and comparer
 
 TEST_F(SchedulerCacheTest, CompareReportsDifferencesWithTheSource) {
