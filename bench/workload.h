@@ -54,7 +54,9 @@ Status LoadWorkload(const Workload& w, ObjectStoreSource* source, SchedulerCache
 // workload pod's name, uid, annotations, requests and node). Used by the JSON ingest bench.
 std::string PodJson(const k8s::Pod& pod);
 
-// Heap bytes in use (glibc mallinfo2) and resident set size.
+// Heap bytes in use, as the allocator linked in counts them (VOLCACHE_MALLOC: tcmalloc's
+// generic.current_allocated_bytes, jemalloc's stats.allocated, glibc's mallinfo2), and resident
+// set size.
 int64_t HeapInUseBytes();
 int64_t ResidentBytes();
 

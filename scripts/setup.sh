@@ -12,6 +12,7 @@ PACKAGES=(
   libcurl4-openssl-dev                # kube/rest_client.cc: watch streams (RestClient::Stream)
   nlohmann-json3-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev
+  libgoogle-perftools-dev             # cmake/Malloc.cmake: tcmalloc_minimal, the executables' allocator (VOLCACHE_MALLOC)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev
   libre2-dev                          # cache/hypernode_forest.cc: HyperNode regexMatch (RE2, as Volcano's Go regexp)
