@@ -1,5 +1,10 @@
 #pragma once
 // Helpers shared by the kube tests (header-only: each test is its own executable).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <functional>
 #include <ostream>
@@ -24,6 +29,27 @@ inline bool Eventually(const std::function<bool()>& pred,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return pred();
+}
+
+// A TCP socket bound to a free port of 127.0.0.1 (not yet listening); its port in `*port`.
+inline int BindLoopback(int* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// The same, listening with room for `backlog` connections.
+inline int ListenLoopback(int* port, int backlog = 16) {
+  const int fd = BindLoopback(port);
+  EXPECT_EQ(::listen(fd, backlog), 0);
+  return fd;
 }
 
 }  // namespace volcache::testing

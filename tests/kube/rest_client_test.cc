@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/kube/fake_apiserver.h"
+#include "tests/kube/kube_test_util.h"
 
 namespace volcache::kube {
 namespace {
@@ -35,15 +36,7 @@ class LoopbackServer {
     int drop_nth_request = 0;
   };
   explicit LoopbackServer(Policy policy) : policy_(policy) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
+    listen_fd_ = volcache::testing::ListenLoopback(&port_);
     thread_ = std::thread([this] { Accept(); });
   }
   ~LoopbackServer() {

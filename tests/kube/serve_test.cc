@@ -157,15 +157,7 @@ TEST(ServeTest, BindConcurrencyBindingsAreInFlightAtOnce) {
 // nothing) or not (connections are refused once it is closed).
 struct LoopbackSocket {
   explicit LoopbackSocket(bool listening) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    socklen_t len = sizeof(a);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    fd = volcache::testing::BindLoopback(&port);
     if (listening) {
       EXPECT_EQ(::listen(fd, 64), 0);
     } else {

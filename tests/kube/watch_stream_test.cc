@@ -76,15 +76,7 @@ class ScriptServer {
  public:
   using Script = std::function<void(Conn& conn, const std::string& request)>;
   explicit ScriptServer(Script script, SSL_CTX* tls = nullptr) : script_(std::move(script)), tls_(tls) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
+    listen_fd_ = volcache::testing::ListenLoopback(&port_);
     thread_ = std::thread([this] { Loop(); });
   }
   ~ScriptServer() {
