@@ -158,7 +158,8 @@ TEST_F(DeployTest, ServeWithTheDeployedConfigAndRbacSyncsLeadsAndBinds) {
   std::vector<std::string> forbidden;
   std::istringstream in(serve->Log());
   for (std::string line; std::getline(in, line);) {
-    if (line.find("forbidden") != std::string::npos || line.find("403") != std::string::npos)
+    const std::string_view message = LogMessage(line);
+    if (message.find("forbidden") != std::string_view::npos || message.find("403") != std::string_view::npos)
       forbidden.push_back(line);
   }
   EXPECT_TRUE(forbidden.empty()) << forbidden.size() << " log lines with 403/forbidden; first: "

@@ -42,7 +42,7 @@ std::vector<std::string> LinesWith(const std::string& log, const std::vector<std
   size_t i = 0;
   while (std::getline(in, line)) {
     if (i++ < from) continue;
-    std::string l = Lower(line);
+    std::string l = Lower(std::string(LogMessage(line)));
     for (auto& n : needles) {
       if (l.find(Lower(n)) != std::string::npos) {
         out.push_back(line);

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "tests/integration/harness.h"
@@ -104,6 +105,14 @@ inline std::string CreateGang(KubeClient& c, const std::string& ns, const std::s
     if (a.status != 201) return "POST pod " + name + ": " + std::to_string(a.status) + " " + a.error + a.body;
   }
   return "";
+}
+
+// A serve log line without its timestamp ("[2026-11-24 15:55:17.403] "): searching the line
+// for a status code such as "403" must not match the milliseconds.
+inline std::string_view LogMessage(std::string_view line) {
+  if (line.empty() || line[0] != '[') return line;
+  const size_t close = line.find("] ");
+  return close == std::string_view::npos ? line : line.substr(close + 2);
 }
 
 }  // namespace volcache::integration
