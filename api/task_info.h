@@ -63,7 +63,7 @@ struct TaskMeta {
 
   std::string key;  // namespace/name
   // JobId: namespace/<group-name annotation>, empty when none; one copy shared by the job's
-  // tasks (k8s::InternShared).
+  // tasks (k8s::InternSharedKey).
   k8s::Shared<std::string> job;
   // volcano.sh/task-spec (annotation, else label): a view of the value in `pod`, which this
   // TaskMeta keeps alive and never changes (16 bytes, not a 32-byte copy).

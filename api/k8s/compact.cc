@@ -151,8 +151,6 @@ void Compact(Pod* pod) {
   t.conditions.Intern(&pod->status.conditions);
 }
 
-void InternShared(Shared<std::string>* s) { TheTables().strings.Intern(s); }
-
 Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) {
   thread_local Shared<std::string> last;
   const std::string& l = last.get();

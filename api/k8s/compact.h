@@ -23,13 +23,10 @@ namespace volcache::k8s {
 
 void Compact(Pod* pod);
 
-// The same for one string that many objects repeat but that comes and goes (a task's job
-// id): replaced by an equal one already held, held weakly.
-void InternShared(Shared<std::string>* s);
-
-// The key `ns/name` as such a string. Each thread remembers the last key it returned, and
-// returns it again without the table's lock when the next key is equal (a job's pods arrive
-// together, from a LIST or a controller's creates).
+// The same for a key `ns/name` that many objects repeat but that comes and goes (a task's job
+// id): an equal string already held, held weakly. Each thread remembers the last key it
+// returned, and returns it again without the table's lock when the next key is equal (a
+// job's pods arrive together, from a LIST or a controller's creates).
 Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name);
 
 // Entries held by the tables (live or not yet swept), for tests and /debug.
