@@ -19,32 +19,30 @@ if(VOLCACHE_SANITIZE OR VOLCACHE_BUILD_FUZZ OR VOLCACHE_THREAD_SAFETY)
   set(VOLCACHE_MALLOC_IN_USE system)
 endif()
 
+# Finds an allocator's library and header (pkg-config module `module` as a hint) into `out_lib`,
+# adds the header's directory and VOLCACHE_MALLOC_<define>=1 to volcache_malloc, or stops the
+# configuration naming `package`, the Debian package to install.
+function(volcache_find_malloc out_lib module library header package define)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(VOLCACHE_${define} QUIET ${module})
+  find_library(VOLCACHE_${define}_LIBRARY NAMES ${library} HINTS ${VOLCACHE_${define}_LIBRARY_DIRS})
+  find_path(VOLCACHE_${define}_INCLUDE_DIR ${header} HINTS ${VOLCACHE_${define}_INCLUDE_DIRS})
+  if(NOT VOLCACHE_${define}_LIBRARY OR NOT VOLCACHE_${define}_INCLUDE_DIR)
+    message(FATAL_ERROR "VOLCACHE_MALLOC=${VOLCACHE_MALLOC}: lib${library} or ${header} not found. Install "
+                        "${package} (scripts/setup.sh), or configure with -DVOLCACHE_MALLOC=system to use "
+                        "glibc's malloc.")
+  endif()
+  target_include_directories(volcache_malloc INTERFACE "${VOLCACHE_${define}_INCLUDE_DIR}")
+  target_compile_definitions(volcache_malloc INTERFACE VOLCACHE_MALLOC_${define}=1)
+  set(${out_lib} "${VOLCACHE_${define}_LIBRARY}" PARENT_SCOPE)
+endfunction()
+
 add_library(volcache_malloc INTERFACE)
 if(VOLCACHE_MALLOC_IN_USE STREQUAL "tcmalloc")
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(VOLCACHE_TCMALLOC QUIET libtcmalloc_minimal)
-  find_library(VOLCACHE_TCMALLOC_LIBRARY NAMES tcmalloc_minimal HINTS ${VOLCACHE_TCMALLOC_LIBRARY_DIRS})
-  find_path(VOLCACHE_TCMALLOC_INCLUDE_DIR gperftools/malloc_extension_c.h HINTS ${VOLCACHE_TCMALLOC_INCLUDE_DIRS})
-  if(NOT VOLCACHE_TCMALLOC_LIBRARY OR NOT VOLCACHE_TCMALLOC_INCLUDE_DIR)
-    message(FATAL_ERROR "VOLCACHE_MALLOC=tcmalloc: libtcmalloc_minimal or gperftools/malloc_extension_c.h "
-                        "not found. Install libgoogle-perftools-dev (scripts/setup.sh), or configure with "
-                        "-DVOLCACHE_MALLOC=system to use glibc's malloc.")
-  endif()
-  set(lib "${VOLCACHE_TCMALLOC_LIBRARY}")
-  target_include_directories(volcache_malloc INTERFACE "${VOLCACHE_TCMALLOC_INCLUDE_DIR}")
-  target_compile_definitions(volcache_malloc INTERFACE VOLCACHE_MALLOC_TCMALLOC=1)
+  volcache_find_malloc(lib libtcmalloc_minimal tcmalloc_minimal gperftools/malloc_extension_c.h
+                       libgoogle-perftools-dev TCMALLOC)
 elseif(VOLCACHE_MALLOC_IN_USE STREQUAL "jemalloc")
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(VOLCACHE_JEMALLOC QUIET jemalloc)
-  find_library(VOLCACHE_JEMALLOC_LIBRARY NAMES jemalloc HINTS ${VOLCACHE_JEMALLOC_LIBRARY_DIRS})
-  find_path(VOLCACHE_JEMALLOC_INCLUDE_DIR jemalloc/jemalloc.h HINTS ${VOLCACHE_JEMALLOC_INCLUDE_DIRS})
-  if(NOT VOLCACHE_JEMALLOC_LIBRARY OR NOT VOLCACHE_JEMALLOC_INCLUDE_DIR)
-    message(FATAL_ERROR "VOLCACHE_MALLOC=jemalloc: libjemalloc or jemalloc/jemalloc.h not found. Install "
-                        "libjemalloc-dev, or configure with -DVOLCACHE_MALLOC=system to use glibc's malloc.")
-  endif()
-  set(lib "${VOLCACHE_JEMALLOC_LIBRARY}")
-  target_include_directories(volcache_malloc INTERFACE "${VOLCACHE_JEMALLOC_INCLUDE_DIR}")
-  target_compile_definitions(volcache_malloc INTERFACE VOLCACHE_MALLOC_JEMALLOC=1)
+  volcache_find_malloc(lib jemalloc jemalloc jemalloc/jemalloc.h libjemalloc-dev JEMALLOC)
 elseif(VOLCACHE_MALLOC_IN_USE STREQUAL "system")
   set(lib "")
   target_compile_definitions(volcache_malloc INTERFACE VOLCACHE_MALLOC_SYSTEM=1)
