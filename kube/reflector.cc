@@ -196,12 +196,14 @@ bool Reflector::SleepBackoff(Duration d, bool retry) {
     MutexLock lock(&mu_);
     if (stopping_) return false;
     gen = wake_generation_;
-    stats_.backing_off = retry;
   }
   bool stop = false;
   {
     TimerWake wake(clock_.get(), d, &mu_, &cv_, &wake_generation_);
     MutexLock lock(&mu_);
+    // Shown only once the timer is armed: whoever sees backing_off and moves the clock by the
+    // backoff wakes this sleep (set before arming, a clock moved in between was never seen).
+    if (wake_generation_ == gen) stats_.backing_off = retry;
     while (!stopping_ && wake_generation_ == gen) cv_.Wait(&mu_);
     stats_.backing_off = false;
     stop = stopping_;
