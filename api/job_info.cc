@@ -80,12 +80,12 @@ void JobInfo::UnsetPodGroup() {
 
 Status JobInfo::AddTask(const TaskInfo& task) {
   // The key views the stored copy's uid (the same shared TaskMeta as `task`'s).
-  auto [it, inserted] = tasks_.try_emplace(task.uid(), task);
+  auto [stored, inserted] = tasks_.try_emplace(task.uid(), task);
   if (!inserted) {
     return Status::AlreadyExists(
         fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
   }
-  const TaskInfo& t = it->second;
+  const TaskInfo& t = *stored;
   ++status_count_[TaskStatusIndex(t.status)];
   if (t.status == TaskStatus::kPending && t.best_effort) ++pending_best_effort_;
   total_request_.Add(t.resreq);
@@ -109,9 +109,9 @@ Status JobInfo::DeleteTask(std::string_view uid) {
 }
 
 Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
-  auto it = tasks_.find(uid);
-  if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
-  TaskInfo& t = it->second;
+  TaskInfo* found = tasks_.find_mutable(uid);
+  if (found == nullptr) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
+  TaskInfo& t = *found;
   const bool was_allocated = IsAllocatedStatus(t.status);
   const bool now_allocated = IsAllocatedStatus(status);
   --status_count_[TaskStatusIndex(t.status)];

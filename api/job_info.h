@@ -22,6 +22,7 @@
 #include "api/string_map.h"
 #include "api/task_info.h"
 #include "api/task_status.h"
+#include "api/task_table.h"
 
 namespace volcache {
 
@@ -65,8 +66,9 @@ class JobInfo {
   // PodGroup status.phase, "" when no PodGroup.
   const std::string& pod_group_phase() const { return phase_; }
 
-  // Tasks by uid (the key views the task's own TaskMeta::uid).
-  const ViewKeyMap<TaskInfo>& tasks() const { return tasks_; }
+  // Tasks by uid (the key views the task's own TaskMeta::uid), flat (api/task_table.h): the
+  // pointers FindTask and TasksWithStatus return hold until the next AddTask or DeleteTask.
+  const TaskTable& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view uid) const;
   // The tasks in `status` (a scan of tasks(); jobs keep counts per status, not per-status
   // sets of uids, which cost more memory than the tasks' own entries).
@@ -113,7 +115,7 @@ class JobInfo {
   // pod_group_->status.phase ("" without one), kept beside the job: the session reads it of
   // every job, and the PodGroup is one more pointer away (the PodGroup is immutable).
   std::string phase_;
-  ViewKeyMap<TaskInfo> tasks_;
+  TaskTable tasks_;
   std::array<int32_t, kTaskStatusCount> status_count_{};
   // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
   // the tasks come, go and change status, not by a scan).

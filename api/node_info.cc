@@ -202,14 +202,14 @@ Status NodeInfo::AddTask(const TaskInfo& task) {
   VC_RETURN_IF_ERROR(CheckTaskNode(task));
   // The node keeps its own copy so later changes to the caller's task do not skew the
   // accounting; removal reverses exactly this copy.
-  auto [it, inserted] = tasks_.try_emplace(task.key(), task);
+  auto [stored, inserted] = tasks_.try_emplace(task.key(), task);
   if (!inserted) return AlreadyOnNode(task);
   if (Status fits = CheckBindingFits(task, idle_); !fits.ok()) {
-    tasks_.erase(it);
+    tasks_.erase(tasks_.end() - 1);  // the entry just added
     return fits;
   }
-  Account(it->second, +1);
-  NoteNegativeIdle(it->second);
+  Account(*stored, +1);
+  NoteNegativeIdle(*stored);
   ++generation_;
   return Status::Ok();
 }
@@ -238,8 +238,7 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
   }
   Account(it->second, -1);
   // Re-keyed: the key views the stored task's TaskMeta, which `task` may replace.
-  const TaskInfo& stored =
-      ReplaceAndRekey(tasks_, it, task, [](const TaskInfo& t) -> std::string_view { return t.key(); });
+  const TaskInfo& stored = tasks_.replace(it, task.key(), task);
   Account(stored, +1);
   NoteNegativeIdle(stored);
   ++generation_;

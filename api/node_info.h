@@ -29,6 +29,7 @@
 #include "api/status.h"
 #include "api/string_map.h"
 #include "api/task_info.h"
+#include "api/task_table.h"
 
 namespace volcache {
 
@@ -95,8 +96,9 @@ class NodeInfo {
   // SetNode/UnsetNode recompute that ends negative.
   int64_t negative_idle_events() const { return negative_idle_events_; }
 
-  // Tasks by "namespace/name" (the key views the task's own TaskMeta::key).
-  const ViewKeyMap<TaskInfo>& tasks() const { return tasks_; }
+  // Tasks by "namespace/name" (the key views the task's own TaskMeta::key), flat
+  // (api/task_table.h): a FindTask pointer holds until the next AddTask or RemoveTask.
+  const TaskTable& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view key) const;
 
   // Image name → state (from the Node object's status.images).
@@ -129,7 +131,7 @@ class NodeInfo {
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
-  ViewKeyMap<TaskInfo> tasks_;
+  TaskTable tasks_;
   std::unordered_map<std::string, ImageState> images_;
   uint64_t generation_ = 0;
 };

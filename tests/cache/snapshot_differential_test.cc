@@ -57,7 +57,7 @@ int Steps(int default_steps) {
   return default_steps;
 }
 
-std::string DescribeTasks(const ViewKeyMap<TaskInfo>& tasks) {
+std::string DescribeTasks(const TaskTable& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
     out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" +

@@ -1,0 +1,160 @@
+#include "api/task_table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "api/check.h"
+
+namespace volcache {
+
+namespace {
+constexpr size_t kMinCapacity = 4;
+
+// The entries' TaskMetas are reference-counted: a copy touches each one's count, which lives
+// wherever that task's pod was decoded. Fetching them ahead hides most of those misses.
+constexpr size_t kPrefetchAhead = 8;
+}  // namespace
+
+TaskTable::TaskTable(const TaskTable& other) : capacity_(other.capacity_) {
+  const size_t n = other.entries_.size();
+  entries_.reserve(n);
+  const value_type* src = other.entries_.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) __builtin_prefetch(src[i + kPrefetchAhead].second.meta.get(), 1);
+    entries_.push_back(src[i]);
+  }
+  if (capacity_ != 0) {
+    slots_.reset(new uint64_t[capacity_]);
+    std::memcpy(slots_.get(), other.slots_.get(), capacity_ * sizeof(uint64_t));
+  }
+}
+
+TaskTable& TaskTable::operator=(const TaskTable& other) {
+  if (this != &other) *this = TaskTable(other);
+  return *this;
+}
+
+uint32_t TaskTable::Tag(std::string_view key) {
+  const uint64_t h = std::hash<std::string_view>{}(key);
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+TaskTable::const_iterator TaskTable::find(std::string_view key) const {
+  if (entries_.empty()) return end();
+  const size_t pos = Find(key, Tag(key));
+  return pos == kAbsent ? end() : entries_.begin() + static_cast<std::ptrdiff_t>(pos);
+}
+
+size_t TaskTable::Find(std::string_view key, uint32_t tag) const {
+  if (capacity_ == 0) return kAbsent;
+  for (size_t i = tag & mask();; i = (i + 1) & mask()) {
+    const uint64_t s = slots_[i];
+    if (s == 0) return kAbsent;
+    if (static_cast<uint32_t>(s >> 32) != tag) continue;
+    const auto pos = static_cast<size_t>(static_cast<uint32_t>(s) - 1);
+    if (entries_[pos].first == key) return pos;
+  }
+}
+
+TaskInfo* TaskTable::find_mutable(std::string_view key) {
+  const auto it = find(key);
+  if (it == end()) return nullptr;
+  return &entries_[static_cast<size_t>(it - entries_.begin())].second;
+}
+
+std::pair<TaskInfo*, bool> TaskTable::try_emplace(std::string_view key, const TaskInfo& task) {
+  const uint32_t tag = Tag(key);
+  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos].second, false};
+  const size_t n = entries_.size();
+  // Grown by half (most jobs hold one task or a few: a doubling array would leave a third of
+  // its room empty), and before the index, so that a failure leaves the two consistent.
+  if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
+  // The index stays at most three quarters full: runs stay short, and the tags in the slots
+  // spare a probe the entry's key.
+  if ((n + 1) * 4 > capacity_ * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
+  entries_.emplace_back(key, task);
+  Insert(tag, static_cast<uint32_t>(n));
+  return {&entries_.back().second, true};
+}
+
+TaskInfo& TaskTable::replace(const_iterator it, std::string_view key, TaskInfo task) {
+  const auto pos = static_cast<uint32_t>(it - entries_.begin());
+  value_type& e = entries_[pos];
+  if (e.first != key) {  // a new name (the same name views the new TaskMeta below)
+    EraseSlot(SlotOf(Tag(e.first), pos));
+    Insert(Tag(key), pos);
+  }
+  e.second = std::move(task);
+  e.first = key;
+  return e.second;
+}
+
+void TaskTable::erase(const_iterator it) {
+  const auto pos = static_cast<uint32_t>(it - entries_.begin());
+  EraseSlot(SlotOf(Tag(entries_[pos].first), pos));
+  const auto last = static_cast<uint32_t>(entries_.size() - 1);
+  if (pos != last) {
+    // The last entry moves into the gap: its slot now names `pos`.
+    const size_t moved = SlotOf(Tag(entries_[last].first), last);
+    slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
+    entries_[pos] = std::move(entries_[last]);
+  }
+  entries_.pop_back();
+  if (entries_.empty()) {
+    clear();
+  } else if (capacity_ > kMinCapacity && entries_.size() * 4 <= capacity_) {
+    // A node that ran many tasks and now runs few gives the room back.
+    entries_.shrink_to_fit();
+    Rehash(capacity_ / 2);
+  }
+}
+
+void TaskTable::clear() {
+  entries_.clear();
+  entries_.shrink_to_fit();
+  slots_.reset();
+  capacity_ = 0;
+}
+
+size_t TaskTable::SlotOf(uint32_t tag, uint32_t pos) const {
+  const uint64_t want = (uint64_t{tag} << 32) | (pos + 1);
+  for (size_t i = tag & mask();; i = (i + 1) & mask()) {
+    VC_CHECK(slots_[i] != 0, "task table: an entry has no slot");
+    if (slots_[i] == want) return i;
+  }
+}
+
+void TaskTable::Insert(uint32_t tag, uint32_t pos) {
+  size_t i = tag & mask();
+  while (slots_[i] != 0) i = (i + 1) & mask();
+  slots_[i] = (uint64_t{tag} << 32) | (pos + 1);
+}
+
+void TaskTable::EraseSlot(size_t i) {
+  // Linear probing without tombstones: later slots of the same run that could live at `i`
+  // move back into it, so every entry stays reachable from its home slot.
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask();
+    const uint64_t s = slots_[j];
+    if (s == 0) break;
+    const size_t home = static_cast<uint32_t>(s >> 32) & mask();
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    slots_[i] = s;
+    i = j;
+  }
+  slots_[i] = 0;
+}
+
+void TaskTable::Rehash(size_t capacity) {
+  // From the old slots, which hold every entry's tag: no key is read (or hashed) again.
+  std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
+  const size_t old_capacity = std::exchange(capacity_, capacity);
+  for (size_t i = 0; i < old_capacity; ++i) {
+    if (old[i] != 0) Insert(static_cast<uint32_t>(old[i] >> 32), static_cast<uint32_t>(old[i]) - 1);
+  }
+}
+
+}  // namespace volcache

@@ -1,0 +1,173 @@
+#include "api/task_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "api/k8s/objects.h"
+#include "api/task_info.h"
+
+namespace volcache {
+namespace {
+
+// A task whose key ("ns/<name>") lives in its own TaskMeta, as the cache's tasks' do.
+TaskInfo Task(const std::string& name, int32_t priority) {
+  auto pod = std::make_shared<k8s::Pod>();
+  pod->metadata.namespace_ = "ns";
+  pod->metadata.name = name;
+  pod->metadata.uid = "uid-" + name;
+  auto meta = std::make_shared<TaskMeta>();
+  meta->key = "ns/" + name;
+  meta->pod = std::move(pod);
+  TaskInfo t;
+  t.meta = std::move(meta);
+  t.priority = priority;
+  return t;
+}
+
+std::optional<int32_t> PriorityOf(const TaskTable& table, const std::string& key) {
+  auto it = table.find(key);
+  if (it == table.end()) return std::nullopt;
+  EXPECT_EQ(it->first, key);
+  EXPECT_EQ(it->second.key(), key);
+  return it->second.priority;
+}
+
+void ExpectSame(const TaskTable& table, const std::map<std::string, int32_t>& want) {
+  ASSERT_EQ(table.size(), want.size());
+  EXPECT_EQ(table.empty(), want.empty());
+  std::map<std::string, int32_t> seen;
+  for (const auto& [key, task] : table) {
+    EXPECT_EQ(key, task.key());
+    EXPECT_TRUE(seen.emplace(std::string(key), task.priority).second) << "twice: " << key;
+  }
+  EXPECT_EQ(seen, want);
+  for (const auto& [key, priority] : want) EXPECT_EQ(PriorityOf(table, key), priority) << key;
+}
+
+TEST(TaskTableTest, AddsFindsAndRefusesADuplicateKey) {
+  TaskTable table;
+  EXPECT_EQ(table.find("ns/a"), table.end());
+  const TaskInfo a = Task("a", 1);
+  auto [stored, added] = table.try_emplace(a.key(), a);
+  ASSERT_TRUE(added);
+  EXPECT_EQ(stored->priority, 1);
+  EXPECT_EQ(stored->meta, a.meta);  // the stored copy shares the TaskMeta its key views
+  auto [present, added_again] = table.try_emplace(a.key(), Task("a", 2));
+  EXPECT_FALSE(added_again);
+  EXPECT_EQ(present, stored);
+  EXPECT_EQ(present->priority, 1);  // unchanged
+  EXPECT_EQ(table.count("ns/a"), 1u);
+  EXPECT_FALSE(table.contains("ns/b"));
+}
+
+TEST(TaskTableTest, EraseMovesTheLastEntryIntoTheGapAndKeepsItFindable) {
+  TaskTable table;
+  for (int i = 0; i < 5; ++i) {
+    const TaskInfo t = Task("t" + std::to_string(i), i);
+    table.try_emplace(t.key(), t);
+  }
+  table.erase(table.find("ns/t1"));
+  EXPECT_EQ(table.begin()[1].first, "ns/t4");  // the last one took t1's place
+  ExpectSame(table, {{"ns/t0", 0}, {"ns/t2", 2}, {"ns/t3", 3}, {"ns/t4", 4}});
+  table.erase(table.end() - 1);
+  ExpectSame(table, {{"ns/t0", 0}, {"ns/t2", 2}, {"ns/t4", 4}});
+}
+
+TEST(TaskTableTest, ReplaceRekeysTheEntryToTheNewTaskMeta) {
+  TaskTable table;
+  {
+    const TaskInfo old = Task("a", 1);
+    table.try_emplace(old.key(), old);
+  }
+  // The same name in a new TaskMeta (a pod update): the key must view the new one, since the
+  // old TaskMeta dies with the old task.
+  {
+    const TaskInfo updated = Task("a", 2);
+    TaskInfo& stored = table.replace(table.find("ns/a"), updated.key(), updated);
+    EXPECT_EQ(stored.meta, updated.meta);
+    EXPECT_EQ(table.begin()->first.data(), updated.meta->key.data());
+  }
+  ExpectSame(table, {{"ns/a", 2}});
+  // Another name: the index follows.
+  const TaskInfo renamed = Task("b", 3);
+  table.replace(table.find("ns/a"), renamed.key(), renamed);
+  ExpectSame(table, {{"ns/b", 3}});
+}
+
+TEST(TaskTableTest, ACopyIsIndependentAndOutlivesTheOriginal) {
+  auto original = std::make_unique<TaskTable>();
+  for (int i = 0; i < 50; ++i) {
+    const TaskInfo t = Task("t" + std::to_string(i), i);
+    original->try_emplace(t.key(), t);
+  }
+  TaskTable copy(*original);
+  std::map<std::string, int32_t> want;
+  for (int i = 0; i < 50; ++i) want["ns/t" + std::to_string(i)] = i;
+  original->find_mutable("ns/t7")->priority = 700;
+  original->erase(original->find("ns/t3"));
+  const TaskInfo extra = Task("extra", 9);
+  original->try_emplace(extra.key(), extra);
+  original.reset();
+  ExpectSame(copy, want);
+
+  TaskTable assigned;
+  assigned = copy;
+  copy.clear();
+  EXPECT_TRUE(copy.empty());
+  EXPECT_EQ(copy.find("ns/t1"), copy.end());
+  ExpectSame(assigned, want);
+}
+
+// Thousands of random adds, erasures, replacements and copies against std::map: long probe
+// runs, backward-shift deletion across the index's wrap, growth and shrinking all happen.
+TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
+  std::mt19937 rng(12345);
+  TaskTable table;
+  std::map<std::string, int32_t> want;
+  for (int step = 0; step < 20000; ++step) {
+    // Few names, so adds hit present keys and erasures hit; the range drifts so the table
+    // also grows to hundreds and shrinks to a handful.
+    const int range = step % 5000 < 2500 ? 400 : 8;
+    const std::string name = "p" + std::to_string(rng() % range);
+    const std::string key = "ns/" + name;
+    const auto prio = static_cast<int32_t>(rng() % 1000);
+    switch (rng() % 4) {
+      case 0:
+      case 1: {
+        const TaskInfo t = Task(name, prio);
+        const bool added = table.try_emplace(t.key(), t).second;
+        EXPECT_EQ(added, want.emplace(key, prio).second) << key;
+        break;
+      }
+      case 2:
+        if (auto it = table.find(key); it != table.end()) {
+          table.erase(it);
+          EXPECT_EQ(want.erase(key), 1u);
+        } else {
+          EXPECT_EQ(want.count(key), 0u);
+        }
+        break;
+      default:
+        if (auto it = table.find(key); it != table.end()) {
+          const TaskInfo t = Task(name, prio);
+          table.replace(it, t.key(), t);
+          want[key] = prio;
+        }
+        break;
+    }
+    if (step % 997 == 0) {
+      ExpectSame(table, want);
+      const TaskTable copy(table);
+      ExpectSame(copy, want);
+    }
+  }
+  ExpectSame(table, want);
+}
+
+}  // namespace
+}  // namespace volcache
