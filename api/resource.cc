@@ -155,13 +155,12 @@ Resource::Resource(int64_t milli_cpu, int64_t memory,
   for (const auto& [name, value] : scalars) SetScalar(name, value);
 }
 
-Resource::Resource(const Resource& other)
-    : milli_cpu_(other.milli_cpu_), memory_(other.memory_), max_task_num_(other.max_task_num_) {
+void Resource::CopyScalarsFromHeap(const Resource& other) {
   if (other.size_ > kInlineScalars) {
     heap_ = new Scalar[static_cast<size_t>(other.size_)];
     capacity_ = other.size_;
   }
-  std::copy(other.data(), other.data() + other.size_, data());
+  std::copy(other.heap_, other.heap_ + other.size_, data());
   size_ = other.size_;
 }
 
@@ -175,20 +174,6 @@ Resource& Resource::operator=(const Resource& other) {
   std::copy(other.data(), other.data() + other.size_, data());
   size_ = other.size_;
   return *this;
-}
-
-Resource::Resource(Resource&& other) noexcept
-    : milli_cpu_(other.milli_cpu_), memory_(other.memory_), max_task_num_(other.max_task_num_) {
-  if (other.capacity_ > kInlineScalars) {
-    heap_ = other.heap_;
-    capacity_ = other.capacity_;
-    size_ = other.size_;
-    other.capacity_ = kInlineScalars;  // other's union is its inline array again
-  } else {
-    std::copy(other.inline_, other.inline_ + other.size_, inline_);
-    size_ = other.size_;
-  }
-  other.size_ = 0;
 }
 
 Resource& Resource::operator=(Resource&& other) noexcept {
@@ -211,12 +196,6 @@ Resource& Resource::operator=(Resource&& other) noexcept {
   return *this;
 }
 
-Resource::~Resource() {
-  if (capacity_ > kInlineScalars) delete[] heap_;
-}
-
-Resource::Scalar* Resource::data() { return capacity_ > kInlineScalars ? heap_ : inline_; }
-const Resource::Scalar* Resource::data() const { return capacity_ > kInlineScalars ? heap_ : inline_; }
 const Resource::Scalar* Resource::scalars_begin() const { return data(); }
 
 void Resource::Reserve(int n) {

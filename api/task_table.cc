@@ -21,12 +21,28 @@ TaskTable::TaskTable(const TaskTable& other) : capacity_(other.capacity_) {
   entries_.reserve(n);
   const value_type* src = other.entries_.data();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) __builtin_prefetch(src[i + kPrefetchAhead].second.meta.get(), 1);
+    if (i + kPrefetchAhead < n) {
+      __builtin_prefetch(reinterpret_cast<const char*>(src[i + kPrefetchAhead].second.meta.get()) - 8, 1);
+    }
     entries_.push_back(src[i]);
   }
   if (capacity_ != 0) {
     slots_.reset(new uint64_t[capacity_]);
     std::memcpy(slots_.get(), other.slots_.get(), capacity_ * sizeof(uint64_t));
+  }
+}
+
+void TaskTable::PrefetchEntries() const {
+  const auto* begin = reinterpret_cast<const char*>(entries_.data());
+  const auto* end = reinterpret_cast<const char*>(entries_.data() + entries_.size());
+  for (const char* p = begin; p < end; p += 64) __builtin_prefetch(p);
+}
+
+void TaskTable::PrefetchMetas() const {
+  // make_shared puts the counts just before the object: the line before it, at times.
+  for (const value_type& e : entries_) {
+    const auto* meta = reinterpret_cast<const char*>(e.second.meta.get());
+    __builtin_prefetch(meta - 8, 1);
   }
 }
 

@@ -42,6 +42,11 @@ class TaskTable {
   size_t count(std::string_view key) const { return find(key) == end() ? 0 : 1; }
   bool contains(std::string_view key) const { return find(key) != end(); }
 
+  // Cache hints for a copy to come (MaterializeSnapshot): the entries' lines; the
+  // TaskMetas' reference counts, which a copy bumps (reads the entries).
+  void PrefetchEntries() const;
+  void PrefetchMetas() const;
+
   // Adds `task` under `key` unless the key is present. `key` must view a string that `task`'s
   // TaskMeta owns (the stored copy shares it). Returns the stored (or present) task and whether
   // it was added.
