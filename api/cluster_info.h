@@ -95,6 +95,20 @@ class ClusterInfo {
   uint64_t structure_version_ = 0;  // cache's queue-set version (job filter)
   uint64_t node_tree_version_ = 0;  // cache's nodeTree version (node_list order)
   const void* owner_ = nullptr;     // the cache that built it
+  // Names this snapshot's maps for the cache's slots, which remember where their entry is
+  // (cache/cache_state.h, Slot::snap_entry). A move hands it over with the map entries (they
+  // do not move in memory) and leaves the moved-from snapshot without one (0).
+  struct SlotTag {
+    uint64_t value = 0;
+    SlotTag() = default;
+    SlotTag(SlotTag&& o) noexcept : value(o.value) { o.value = 0; }
+    SlotTag& operator=(SlotTag&& o) noexcept {
+      value = o.value;
+      o.value = 0;
+      return *this;
+    }
+  };
+  SlotTag slot_tag_;
 };
 
 // Direct access to a ClusterInfo's internals for the cache that builds and refreshes it.
@@ -110,6 +124,7 @@ struct ClusterInfo::Builder {
   static uint64_t& structure_version(ClusterInfo& c) { return c.structure_version_; }
   static uint64_t& node_tree_version(ClusterInfo& c) { return c.node_tree_version_; }
   static const void*& owner(ClusterInfo& c) { return c.owner_; }
+  static uint64_t& slot_tag(ClusterInfo& c) { return c.slot_tag_.value; }
 };
 
 }  // namespace volcache

@@ -72,6 +72,12 @@ struct Slot {
   uint64_t included_at = 0;
   uint64_t gen = 0;
   typename std::list<MruRef>::iterator mru;
+  // This slot's entry in the snapshot whose ClusterInfo slot tag is `snap_tag` (the last
+  // snapshot that put the slot in), so an incremental refresh finds it without hashing the
+  // name. Whoever erases that entry while the slot lives resets snap_tag (0: look it up).
+  using SnapEntry = std::pair<const std::string, std::shared_ptr<const T>>;
+  SnapEntry* snap_entry = nullptr;
+  uint64_t snap_tag = 0;
 };
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};

@@ -2,6 +2,7 @@
 // snapshot the cache built before (cache/cache_state.h).
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -42,6 +43,13 @@ class Prefetcher {
   static constexpr int kAhead = 8;
   typename M::iterator it_, end_;
 };
+
+// A fresh ClusterInfo slot tag: unique in the process, so a slot never mistakes another
+// snapshot (or an earlier build of the same one) for the one it remembers.
+uint64_t NewSlotTag() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -153,6 +161,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   B::revocable_nodes(*snap).clear();
   B::dirty_nodes(*snap).clear();
   B::dirty_jobs(*snap).clear();
+  const uint64_t tag = B::slot_tag(*snap) = NewSlotTag();
   Resource total;
   nmap.reserve(nodes.size());
   Prefetcher node_ahead(nodes);
@@ -160,7 +169,8 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
     node_ahead.Next();
     if (!Included(slot)) continue;
     Publish(slot);
-    nmap.emplace(name, slot.info);
+    slot.snap_entry = &*nmap.emplace(name, slot.info).first;
+    slot.snap_tag = tag;
     total.Add(slot.info->allocatable());
     if (!slot.info->revocable_zone().empty()) B::revocable_nodes(*snap).insert(name);
   }
@@ -170,7 +180,8 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
     job_ahead.Next();
     if (!Included(slot)) continue;
     Publish(slot);
-    jmap.emplace(id, slot.info);
+    slot.snap_entry = &*jmap.emplace(id, slot.info).first;
+    slot.snap_tag = tag;
   }
   B::total_allocatable(*snap) = std::move(total);
   RebuildNodeList(snap);
@@ -192,7 +203,9 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
 bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total,
                                        bool* recount, Retired* retired) {
   auto it = nodes.find(name);
-  return RefreshNode(snap, name, it == nodes.end() ? nullptr : &it->second, total, recount, retired);
+  if (it == nodes.end()) return RefreshNode(snap, name, nullptr, total, recount, retired);
+  it->second.snap_tag = 0;  // the rare paths look the name up (the session may have erased it)
+  return RefreshNode(snap, name, &it->second, total, recount, retired);
 }
 
 // `slot`: the cache's slot for `name`, null when the cache no longer has the node.
@@ -200,12 +213,18 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
                                        Resource* total, bool* recount, Retired* retired) {
   using B = ClusterInfo::Builder;
   auto& nmap = B::nodes(*snap);
-  auto old = nmap.find(name);
-  bool had = old != nmap.end();
-  bool include = slot != nullptr && Included(*slot);
+  const uint64_t tag = B::slot_tag(*snap);
+  Slot<NodeInfo>::SnapEntry* cur = nullptr;
+  if (slot != nullptr && slot->snap_tag == tag) {
+    cur = slot->snap_entry;
+  } else if (auto it = nmap.find(name); it != nmap.end()) {
+    cur = &*it;
+  }
+  const bool had = cur != nullptr;
+  const bool include = slot != nullptr && Included(*slot);
   if (had) {
     if (!include ||
-        (old->second != slot->info && !(old->second->allocatable() == slot->info->allocatable()))) {
+        (cur->second != slot->info && !(cur->second->allocatable() == slot->info->allocatable()))) {
       *recount = true;
     }
   } else if (include) {
@@ -214,14 +233,14 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   auto& revocable = B::revocable_nodes(*snap);
   if (include) {
     Publish(*slot);
-    if (had) {
-      if (old->second != slot->info) {
-        retired->push_back(std::move(old->second));
-        old->second = slot->info;
-      }
-    } else {
-      nmap.emplace(name, slot->info);
+    if (!had) {
+      cur = &*nmap.emplace(name, slot->info).first;
+    } else if (cur->second != slot->info) {
+      retired->push_back(std::move(cur->second));
+      cur->second = slot->info;
     }
+    slot->snap_entry = cur;
+    slot->snap_tag = tag;
     if (!slot->info->revocable_zone().empty()) {
       revocable.insert(name);
     } else if (!revocable.empty()) {
@@ -229,9 +248,10 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
     }
   } else {
     if (had) {
-      retired->push_back(std::move(old->second));
-      nmap.erase(old);
+      retired->push_back(std::move(cur->second));
+      nmap.erase(nmap.find(name));
     }
+    if (slot != nullptr) slot->snap_tag = 0;
     if (!revocable.empty()) revocable.erase(name);
   }
   return had != include;
@@ -239,26 +259,40 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
 
 void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) {
   auto it = jobs.find(id);
-  RefreshJob(snap, id, it == jobs.end() ? nullptr : &it->second, retired);
+  if (it == jobs.end()) return RefreshJob(snap, id, nullptr, retired);
+  it->second.snap_tag = 0;  // the rare paths look the name up (the session may have erased it)
+  RefreshJob(snap, id, &it->second, retired);
 }
 
 // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
 void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot,
                                       Retired* retired) {
-  auto& jmap = ClusterInfo::Builder::jobs(*snap);
-  auto cur = jmap.find(id);
+  using B = ClusterInfo::Builder;
+  auto& jmap = B::jobs(*snap);
+  const uint64_t tag = B::slot_tag(*snap);
+  Slot<JobInfo>::SnapEntry* cur = nullptr;
+  if (slot != nullptr && slot->snap_tag == tag) {
+    cur = slot->snap_entry;
+  } else if (auto it = jmap.find(id); it != jmap.end()) {
+    cur = &*it;
+  }
   if (slot != nullptr && Included(*slot)) {
     Publish(*slot);
-    if (cur == jmap.end()) {
-      jmap.emplace(id, slot->info);
+    if (cur == nullptr) {
+      cur = &*jmap.emplace(id, slot->info).first;
     } else if (cur->second != slot->info) {
       retired->push_back(std::move(cur->second));
       cur->second = slot->info;
     }
-  } else if (cur != jmap.end()) {
-    retired->push_back(std::move(cur->second));
-    jmap.erase(cur);
+    slot->snap_entry = cur;
+    slot->snap_tag = tag;
+    return;
   }
+  if (cur != nullptr) {
+    retired->push_back(std::move(cur->second));
+    jmap.erase(jmap.find(id));
+  }
+  if (slot != nullptr) slot->snap_tag = 0;
 }
 
 // Replaced versions go to `retired` instead of being destroyed under the lock (the caller
@@ -272,6 +306,7 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   retired->reserve(retired->size() +
                    static_cast<size_t>(std::min<uint64_t>(
                        gen - since, nodes.size() + jobs.size() + B::dirty_nodes(*snap).size())));
+  if (B::slot_tag(*snap) == 0) B::slot_tag(*snap) = NewSlotTag();  // a copy: no slot knows it
   Resource total = B::total_allocatable(*snap);
   bool membership_changed = false;
   bool recount_total = false;
@@ -281,19 +316,24 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
       auto& nmap = B::nodes(*snap);
       auto it = nodes.find(name);
       bool include = it != nodes.end() && it->second.info->Ready();
-      bool had = nmap.count(name) > 0;
       auto cur = nmap.find(name);
+      const bool had = cur != nmap.end();
       if (include) {
         Publish(it->second);
-        if (cur == nmap.end()) {
-          nmap.emplace(name, it->second.info);
+        if (!had) {
+          cur = nmap.emplace(name, it->second.info).first;
         } else if (cur->second != it->second.info) {
           retired->push_back(std::move(cur->second));
           cur->second = it->second.info;
         }
-      } else if (cur != nmap.end()) {
-        retired->push_back(std::move(cur->second));
-        nmap.erase(cur);
+        it->second.snap_entry = &*cur;
+        it->second.snap_tag = B::slot_tag(*snap);
+      } else {
+        if (had) {
+          retired->push_back(std::move(cur->second));
+          nmap.erase(cur);
+        }
+        if (it != nodes.end()) it->second.snap_tag = 0;
       }
       membership_changed |= had != include;
     }

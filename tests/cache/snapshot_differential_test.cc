@@ -298,8 +298,11 @@ class SnapshotDifferentialTest : public ::testing::Test {
 // Runs a random sequence keeping two snapshots: `kept` refreshed after every step (with
 // session mutations and materializations in between) and `lagging` refreshed only now and
 // then (many changes at once). Both must equal a fresh snapshot whenever refreshed, and a
-// snapshot must not change while the cache changes.
-void RunDifferential(RandomCluster& rc, int steps) {
+// snapshot must not change while the cache changes. `kept` is compared every
+// `compare_every` steps: a fresh snapshot makes every slot remember its own map entries
+// (Slot::snap_entry), so only between comparisons does `kept`'s refresh find its entries
+// through the slots rather than by name.
+void RunDifferential(RandomCluster& rc, int steps, int compare_every = 1) {
   SchedulerCache& cache = rc.cache();
   std::unique_ptr<ClusterInfo> kept = cache.Snapshot();
   std::unique_ptr<ClusterInfo> lagging = cache.Snapshot();
@@ -318,6 +321,13 @@ void RunDifferential(RandomCluster& rc, int steps) {
     ASSERT_EQ(kept_before, DumpClusterInfo(*kept)) << "a cache event changed a published snapshot";
 
     cache.UpdateSnapshot(kept.get());
+    if (i % compare_every != 0) {
+      for (int m = rc.Chance(0.4) ? static_cast<int>(1 + rc.Uniform(4)) : 0; m > 0; --m) {
+        std::string what = MutateSession(rc, *kept);
+        if (!what.empty()) session_log += " [" + what + "]";
+      }
+      continue;
+    }
     std::unique_ptr<ClusterInfo> fresh = cache.Snapshot();
     std::string diff = Diff(*kept, *fresh);
     ASSERT_EQ(diff, "") << "incremental refresh differs from a fresh snapshot";
@@ -335,6 +345,13 @@ void RunDifferential(RandomCluster& rc, int steps) {
     for (int m = rc.Chance(0.4) ? static_cast<int>(1 + rc.Uniform(4)) : 0; m > 0; --m) {
       std::string what = MutateSession(rc, *kept);
       if (!what.empty()) session_log += " [" + what + "]";
+    }
+    if (rc.Chance(0.05)) {
+      // Moved into a new ClusterInfo, and the old one freed: the cache's slots remember map
+      // entries (Slot::snap_entry), which a move hands over; a refresh that lost track of
+      // them would read freed entries (ASan) or leave the snapshot stale (the diff).
+      kept = std::make_unique<ClusterInfo>(std::move(*kept));
+      session_log += " [moved]";
     }
     if (rc.Chance(0.05)) {
       // The fresh snapshot is a session of its own: mutate it and check the cache did not
@@ -372,6 +389,19 @@ TEST_F(SnapshotDifferentialTest, IncrementalRefreshEqualsFreshSnapshotAfterEvery
     CacheCounters c = rc.cache().counters();
     // Most refreshes must really be incremental (queue changes force full ones).
     EXPECT_GT(c.incremental_snapshots, c.full_snapshots / 4);
+  }
+}
+
+// Refreshes between comparisons find their entries through the slots (see RunDifferential).
+TEST_F(SnapshotDifferentialTest, RefreshesThroughTheSlotsEqualFreshSnapshots) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE("seed " + std::to_string(seed) +
+                 " (rerun with VOLCACHE_RANDOM_SEED=" + std::to_string(seed) + ")");
+    RandomClusterOptions opts;
+    opts.seed = seed;
+    RandomCluster rc(opts);
+    RunDifferential(rc, Steps(kStepsPerSeed), /*compare_every=*/5);
+    if (HasFailure()) return;
   }
 }
 
