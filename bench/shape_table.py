@@ -36,6 +36,9 @@ def main(path):
             elif bench == "snapshot" and mode == "incremental":
                 row = "incremental after 1 % churn, ms" if j["churn"] > 0 else "incremental after no change, ms"
                 cells[(row, shape)] = fmt_ms(j["ms"]["median"])
+                if "us_per_changed_object" in j:
+                    cells[("incremental, µs per changed object (objects)", shape)] = (
+                        f"{j['us_per_changed_object']:.2f} ({j['changed_objects']:,.0f})")
             elif bench == "ingest":
                 row = "pod ingest in process, pods/s" if mode == "in_process" else "pod ingest from watch JSON, pods/s"
                 cells[(row, shape)] = f"{j['per_s']['median']:,.0f}"
