@@ -53,7 +53,7 @@ JobInfo::JobInfo(JobId uid) : uid_(std::move(uid)) {}
 
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
   if (pg == nullptr)
-    return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid_));
+    return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid()));
   Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources, "spec.minResources");
   if (!min_resources.ok()) {
     return min_resources.status().WithPrefix(
@@ -83,7 +83,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
   auto [stored, inserted] = tasks_.try_emplace(task.uid(), task);
   if (!inserted) {
     return Status::AlreadyExists(
-        fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid_));
+        fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid()));
   }
   const TaskInfo& t = *stored;
   ++status_count_[TaskStatusIndex(t.status)];
@@ -96,7 +96,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
 
 Status JobInfo::DeleteTask(std::string_view uid) {
   auto it = tasks_.find(uid);
-  if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
+  if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, this->uid()));
   const TaskInfo& t = it->second;
   --status_count_[TaskStatusIndex(t.status)];
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
@@ -110,7 +110,7 @@ Status JobInfo::DeleteTask(std::string_view uid) {
 
 Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
   TaskInfo* found = tasks_.find_mutable(uid);
-  if (found == nullptr) return Status::NotFound(fmt::format("task {} is not in job {}", uid, uid_));
+  if (found == nullptr) return Status::NotFound(fmt::format("task {} is not in job {}", uid, this->uid()));
   TaskInfo& t = *found;
   const bool was_allocated = IsAllocatedStatus(t.status);
   const bool now_allocated = IsAllocatedStatus(status);

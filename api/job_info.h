@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/k8s/objects.h"
+#include "api/k8s/shared.h"
 #include "api/resource.h"
 #include "api/status.h"
 #include "api/string_map.h"
@@ -51,7 +52,7 @@ class JobInfo {
   // Moves the stored task to `status` (indexes and Allocated follow).
   Status UpdateTaskStatus(std::string_view uid, TaskStatus status);
 
-  const JobId& uid() const { return uid_; }
+  const JobId& uid() const { return uid_.get(); }
   const std::string& name() const { return name_; }
   const std::string& namespace_() const { return ns_; }
   const std::string& queue() const { return queue_; }
@@ -102,7 +103,9 @@ class JobInfo {
   void set_generation(uint64_t g) { generation_ = g; }
 
  private:
-  JobId uid_;
+  // Shared, not copied, by the job's versions and snapshot copies (a deep copy made one
+  // heap string per job: ids are longer than the inline 15 characters).
+  k8s::Shared<JobId> uid_;
   std::string name_;
   std::string ns_;  // not namespace_: that name is the accessor
   std::string queue_;
