@@ -5,6 +5,9 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "cache/cache_state.h"
 
@@ -49,6 +52,48 @@ class Prefetcher {
 uint64_t NewSlotTag() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <typename T>
+using SnapMap = std::unordered_map<std::string, std::shared_ptr<const T>>;  // NodeMap, JobMap
+using Retired = std::vector<std::shared_ptr<const void>>;
+
+// The snapshot's entry for `key`: the one `slot` remembers for this snapshot (`tag`), else
+// the one found by name; null when the snapshot has none.
+template <typename T>
+typename Slot<T>::SnapEntry* FindEntry(SnapMap<T>& map, const std::string& key, const Slot<T>* slot,
+                                       uint64_t tag) {
+  if (slot != nullptr && slot->snap_tag == tag) return slot->snap_entry;
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &*it;
+}
+
+// Makes the snapshot hold `slot`'s version under `key`: in entry `cur` (the version it
+// replaces is retired), or in a new entry when `cur` is null. The slot remembers the entry.
+template <typename T>
+void HoldVersion(SnapMap<T>& map, const std::string& key, Slot<T>& slot, typename Slot<T>::SnapEntry* cur,
+                 uint64_t tag, Retired* retired) {
+  Publish(slot);
+  if (cur == nullptr) {
+    cur = &*map.emplace(key, slot.info).first;
+  } else if (cur->second != slot.info) {
+    retired->push_back(std::move(cur->second));
+    cur->second = slot.info;
+  }
+  slot.snap_entry = cur;
+  slot.snap_tag = tag;
+}
+
+// Drops entry `cur` (if any) from the snapshot, retiring its version; `slot` (if any)
+// forgets it.
+template <typename T>
+void DropEntry(SnapMap<T>& map, const std::string& key, Slot<T>* slot, typename Slot<T>::SnapEntry* cur,
+               Retired* retired) {
+  if (cur != nullptr) {
+    retired->push_back(std::move(cur->second));
+    map.erase(map.find(key));
+  }
+  if (slot != nullptr) slot->snap_tag = 0;
 }
 
 }  // namespace
@@ -168,9 +213,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   for (auto& [name, slot] : nodes) {
     node_ahead.Next();
     if (!Included(slot)) continue;
-    Publish(slot);
-    slot.snap_entry = &*nmap.emplace(name, slot.info).first;
-    slot.snap_tag = tag;
+    HoldVersion(nmap, name, slot, nullptr, tag, nullptr);
     total.Add(slot.info->allocatable());
     if (!slot.info->revocable_zone().empty()) B::revocable_nodes(*snap).insert(name);
   }
@@ -179,9 +222,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   for (auto& [id, slot] : jobs) {
     job_ahead.Next();
     if (!Included(slot)) continue;
-    Publish(slot);
-    slot.snap_entry = &*jmap.emplace(id, slot.info).first;
-    slot.snap_tag = tag;
+    HoldVersion(jmap, id, slot, nullptr, tag, nullptr);
   }
   B::total_allocatable(*snap) = std::move(total);
   RebuildNodeList(snap);
@@ -214,12 +255,7 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   using B = ClusterInfo::Builder;
   auto& nmap = B::nodes(*snap);
   const uint64_t tag = B::slot_tag(*snap);
-  Slot<NodeInfo>::SnapEntry* cur = nullptr;
-  if (slot != nullptr && slot->snap_tag == tag) {
-    cur = slot->snap_entry;
-  } else if (auto it = nmap.find(name); it != nmap.end()) {
-    cur = &*it;
-  }
+  Slot<NodeInfo>::SnapEntry* cur = FindEntry(nmap, name, slot, tag);
   const bool had = cur != nullptr;
   const bool include = slot != nullptr && Included(*slot);
   if (had) {
@@ -232,26 +268,14 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   }
   auto& revocable = B::revocable_nodes(*snap);
   if (include) {
-    Publish(*slot);
-    if (!had) {
-      cur = &*nmap.emplace(name, slot->info).first;
-    } else if (cur->second != slot->info) {
-      retired->push_back(std::move(cur->second));
-      cur->second = slot->info;
-    }
-    slot->snap_entry = cur;
-    slot->snap_tag = tag;
+    HoldVersion(nmap, name, *slot, cur, tag, retired);
     if (!slot->info->revocable_zone().empty()) {
       revocable.insert(name);
     } else if (!revocable.empty()) {
       revocable.erase(name);
     }
   } else {
-    if (had) {
-      retired->push_back(std::move(cur->second));
-      nmap.erase(nmap.find(name));
-    }
-    if (slot != nullptr) slot->snap_tag = 0;
+    DropEntry(nmap, name, slot, cur, retired);
     if (!revocable.empty()) revocable.erase(name);
   }
   return had != include;
@@ -270,29 +294,12 @@ void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<J
   using B = ClusterInfo::Builder;
   auto& jmap = B::jobs(*snap);
   const uint64_t tag = B::slot_tag(*snap);
-  Slot<JobInfo>::SnapEntry* cur = nullptr;
-  if (slot != nullptr && slot->snap_tag == tag) {
-    cur = slot->snap_entry;
-  } else if (auto it = jmap.find(id); it != jmap.end()) {
-    cur = &*it;
-  }
+  Slot<JobInfo>::SnapEntry* cur = FindEntry(jmap, id, slot, tag);
   if (slot != nullptr && Included(*slot)) {
-    Publish(*slot);
-    if (cur == nullptr) {
-      cur = &*jmap.emplace(id, slot->info).first;
-    } else if (cur->second != slot->info) {
-      retired->push_back(std::move(cur->second));
-      cur->second = slot->info;
-    }
-    slot->snap_entry = cur;
-    slot->snap_tag = tag;
-    return;
+    HoldVersion(jmap, id, *slot, cur, tag, retired);
+  } else {
+    DropEntry(jmap, id, slot, cur, retired);
   }
-  if (cur != nullptr) {
-    retired->push_back(std::move(cur->second));
-    jmap.erase(jmap.find(id));
-  }
-  if (slot != nullptr) slot->snap_tag = 0;
 }
 
 // Replaced versions go to `retired` instead of being destroyed under the lock (the caller
@@ -312,30 +319,10 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   bool recount_total = false;
   // 1. Undo the session's own changes.
   if (!B::dirty_nodes(*snap).empty()) {
+    // By name (RefreshNode's rare path); the total is recounted below, whatever it says.
+    bool recount_unused = false;
     for (const std::string& name : B::dirty_nodes(*snap)) {
-      auto& nmap = B::nodes(*snap);
-      auto it = nodes.find(name);
-      bool include = it != nodes.end() && it->second.info->Ready();
-      auto cur = nmap.find(name);
-      const bool had = cur != nmap.end();
-      if (include) {
-        Publish(it->second);
-        if (!had) {
-          cur = nmap.emplace(name, it->second.info).first;
-        } else if (cur->second != it->second.info) {
-          retired->push_back(std::move(cur->second));
-          cur->second = it->second.info;
-        }
-        it->second.snap_entry = &*cur;
-        it->second.snap_tag = B::slot_tag(*snap);
-      } else {
-        if (had) {
-          retired->push_back(std::move(cur->second));
-          nmap.erase(cur);
-        }
-        if (it != nodes.end()) it->second.snap_tag = 0;
-      }
-      membership_changed |= had != include;
+      membership_changed |= RefreshNode(snap, name, &total, &recount_unused, retired);
     }
     B::dirty_nodes(*snap).clear();
     // The session's copies may have changed allocatable; recount from cache versions.

@@ -377,33 +377,26 @@ void RunDifferential(RandomCluster& rc, int steps, int compare_every = 1) {
   }
 }
 
-TEST_F(SnapshotDifferentialTest, IncrementalRefreshEqualsFreshSnapshotAfterEveryStep) {
+// RunDifferential once per seed (Seeds()); most refreshes must really be incremental (queue
+// changes force full ones).
+void RunEverySeed(int compare_every) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE("seed " + std::to_string(seed) +
                  " (rerun with VOLCACHE_RANDOM_SEED=" + std::to_string(seed) + ")");
     RandomClusterOptions opts;
     opts.seed = seed;
     RandomCluster rc(opts);
-    RunDifferential(rc, Steps(kStepsPerSeed));
-    if (HasFailure()) return;
+    RunDifferential(rc, Steps(kStepsPerSeed), compare_every);
+    if (::testing::Test::HasFailure()) return;
     CacheCounters c = rc.cache().counters();
-    // Most refreshes must really be incremental (queue changes force full ones).
     EXPECT_GT(c.incremental_snapshots, c.full_snapshots / 4);
   }
 }
 
+TEST_F(SnapshotDifferentialTest, IncrementalRefreshEqualsFreshSnapshotAfterEveryStep) { RunEverySeed(1); }
+
 // Refreshes between comparisons find their entries through the slots (see RunDifferential).
-TEST_F(SnapshotDifferentialTest, RefreshesThroughTheSlotsEqualFreshSnapshots) {
-  for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE("seed " + std::to_string(seed) +
-                 " (rerun with VOLCACHE_RANDOM_SEED=" + std::to_string(seed) + ")");
-    RandomClusterOptions opts;
-    opts.seed = seed;
-    RandomCluster rc(opts);
-    RunDifferential(rc, Steps(kStepsPerSeed), /*compare_every=*/5);
-    if (HasFailure()) return;
-  }
-}
+TEST_F(SnapshotDifferentialTest, RefreshesThroughTheSlotsEqualFreshSnapshots) { RunEverySeed(5); }
 
 // A removal log of two entries: most refreshes find their window exceeded and must fall
 // back to a full rebuild — with the same result.
