@@ -14,6 +14,11 @@ constexpr size_t kMinCapacity = 4;
 // The entries' TaskMetas are reference-counted: a copy touches each one's count, which lives
 // wherever that task's pod was decoded. Fetching them ahead hides most of those misses.
 constexpr size_t kPrefetchAhead = 8;
+
+// make_shared puts the counts just before the object: the line before it, at times.
+void PrefetchMetaCount(const TaskInfo& t) {
+  __builtin_prefetch(reinterpret_cast<const char*>(t.meta.get()) - 8, 1);
+}
 }  // namespace
 
 TaskTable::TaskTable(const TaskTable& other) : capacity_(other.capacity_) {
@@ -21,9 +26,7 @@ TaskTable::TaskTable(const TaskTable& other) : capacity_(other.capacity_) {
   entries_.reserve(n);
   const value_type* src = other.entries_.data();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) {
-      __builtin_prefetch(reinterpret_cast<const char*>(src[i + kPrefetchAhead].second.meta.get()) - 8, 1);
-    }
+    if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead].second);
     entries_.push_back(src[i]);
   }
   if (capacity_ != 0) {
@@ -39,11 +42,7 @@ void TaskTable::PrefetchEntries() const {
 }
 
 void TaskTable::PrefetchMetas() const {
-  // make_shared puts the counts just before the object: the line before it, at times.
-  for (const value_type& e : entries_) {
-    const auto* meta = reinterpret_cast<const char*>(e.second.meta.get());
-    __builtin_prefetch(meta - 8, 1);
-  }
+  for (const value_type& e : entries_) PrefetchMetaCount(e.second);
 }
 
 TaskTable& TaskTable::operator=(const TaskTable& other) {
@@ -57,7 +56,7 @@ uint32_t TaskTable::Tag(std::string_view key) {
 }
 
 TaskTable::const_iterator TaskTable::find(std::string_view key) const {
-  if (entries_.empty()) return end();
+  if (capacity_ == 0) return end();  // empty: no key to hash
   const size_t pos = Find(key, Tag(key));
   return pos == kAbsent ? end() : entries_.begin() + static_cast<std::ptrdiff_t>(pos);
 }
@@ -83,8 +82,8 @@ std::pair<TaskInfo*, bool> TaskTable::try_emplace(std::string_view key, const Ta
   const uint32_t tag = Tag(key);
   if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos].second, false};
   const size_t n = entries_.size();
-  // Grown by half (most jobs hold one task or a few: a doubling array would leave a third of
-  // its room empty), and before the index, so that a failure leaves the two consistent.
+  // Grown by a quarter (most jobs hold one task or a few: a doubling array would leave a third
+  // of its room empty), and before the index, so that a failure leaves the two consistent.
   if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
   // The index stays at most three quarters full: runs stay short, and the tags in the slots
   // spare a probe the entry's key.
