@@ -94,6 +94,24 @@ class DeployTest : public RealServerTest {
   std::map<std::string, std::string> file_;
 };
 
+// The log search the RBAC checks use: stop 20's CI run failed because "403" matched the port in
+// "admin server listening on 127.0.0.1:44039".
+TEST(LogSearchTest, AStatusCodeMatchesOnlyAsAWholeNumber) {
+  const std::string log =
+      "[2026-11-24 20:24:52.403] [volcache] [info] admin server listening on 127.0.0.1:44039\n"
+      "[2026-11-24 20:24:53.001] [volcache] [warning] LIST pods: HTTP 403: Forbidden\n"
+      "[2026-11-24 20:24:53.002] [volcache] [info] 4030 pods synced\n"
+      "[2026-11-24 20:24:53.003] [volcache] [warning] watch nodes: 403\n";
+  const auto lines = LinesWith(log, {"403"});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("HTTP 403"), std::string::npos);
+  EXPECT_NE(lines[1].find("watch nodes"), std::string::npos);
+  EXPECT_EQ(LinesWith(log, {"FORBIDDEN"}).size(), 1u);
+  EXPECT_EQ(LinesWith(log, {"403"}, 2).size(), 1u);
+  EXPECT_TRUE(MentionsWord("pods: 403", "403"));
+  EXPECT_FALSE(MentionsWord("port 14031", "403"));
+}
+
 TEST_F(DeployTest, EveryManifestIsAcceptedAsWrittenByADryRun) {
   KubeClient c = Admin();
   for (const char* kind : {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
@@ -155,13 +173,7 @@ TEST_F(DeployTest, ServeWithTheDeployedConfigAndRbacSyncsLeadsAndBinds) {
   EXPECT_FALSE(lease["spec"].value("holderIdentity", "").empty()) << lease.dump();
   EXPECT_EQ(serve->AdminGet("/metrics").status, 401) << "the config's admin token is not required";
   std::this_thread::sleep_for(std::chrono::seconds(3));  // six more sessions of writes
-  std::vector<std::string> forbidden;
-  std::istringstream in(serve->Log());
-  for (std::string line; std::getline(in, line);) {
-    const std::string_view message = LogMessage(line);
-    if (message.find("forbidden") != std::string_view::npos || message.find("403") != std::string_view::npos)
-      forbidden.push_back(line);
-  }
+  const auto forbidden = LinesWith(serve->Log(), {"403", "forbidden"});
   EXPECT_TRUE(forbidden.empty()) << forbidden.size() << " log lines with 403/forbidden; first: "
                                  << (forbidden.empty() ? "" : forbidden[0]);
   int denied = 0;

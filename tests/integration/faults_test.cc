@@ -33,26 +33,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// Lines of `log` from line `from` on that contain (case-insensitive) any of `needles`.
-std::vector<std::string> LinesWith(const std::string& log, const std::vector<std::string>& needles,
-                                   size_t from = 0) {
-  std::vector<std::string> out;
-  std::istringstream in(log);
-  std::string line;
-  size_t i = 0;
-  while (std::getline(in, line)) {
-    if (i++ < from) continue;
-    std::string l = Lower(std::string(LogMessage(line)));
-    for (auto& n : needles) {
-      if (l.find(Lower(n)) != std::string::npos) {
-        out.push_back(line);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
 size_t LineCount(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 double MetricValue(const std::string& metrics, const std::string& name) {

@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <set>
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/harness.h"
 
@@ -113,6 +116,42 @@ inline std::string_view LogMessage(std::string_view line) {
   if (line.empty() || line[0] != '[') return line;
   const size_t close = line.find("] ");
   return close == std::string_view::npos ? line : line.substr(close + 2);
+}
+
+// Whether `message` contains `needle`, ignoring case. A needle that begins or ends with a digit
+// must not continue a longer number there: "403" matches "HTTP 403:" but not the port in
+// "127.0.0.1:44039".
+inline bool MentionsWord(std::string_view message, std::string_view needle) {
+  auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+  if (needle.empty() || needle.size() > message.size()) return false;
+  for (size_t at = 0; at + needle.size() <= message.size(); ++at) {
+    size_t i = 0;
+    while (i < needle.size() && lower(message[at + i]) == lower(needle[i])) ++i;
+    if (i != needle.size()) continue;
+    if (digit(needle.front()) && at > 0 && digit(message[at - 1])) continue;
+    const size_t end = at + needle.size();
+    if (digit(needle.back()) && end < message.size() && digit(message[end])) continue;
+    return true;
+  }
+  return false;
+}
+
+// The lines of `log`, from line `from` on, whose message (LogMessage) mentions any of `needles`
+// (MentionsWord).
+inline std::vector<std::string> LinesWith(const std::string& log, const std::vector<std::string>& needles,
+                                          size_t from = 0) {
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  size_t i = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (i++ < from) continue;
+    const std::string_view message = LogMessage(line);
+    if (std::any_of(needles.begin(), needles.end(),
+                    [&](const std::string& n) { return MentionsWord(message, n); }))
+      out.push_back(line);
+  }
+  return out;
 }
 
 }  // namespace volcache::integration
