@@ -27,7 +27,6 @@
 #include "api/k8s/objects.h"
 #include "api/resource.h"
 #include "api/status.h"
-#include "api/string_map.h"
 #include "api/task_info.h"
 #include "api/task_table.h"
 

@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/keyed_table.h"
 #include "api/mutex.h"
-#include "api/string_map.h"
 #include "cache/hypernode_forest.h"
 #include "cache/reclaimer.h"
 #include "cache/scheduler_cache.h"
@@ -92,6 +92,7 @@ struct TaskLoc {
   const std::string& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job.get(); }
 };
+extern template class KeyedTable<TaskLoc>;
 
 struct AssumedEntry {
   std::string node;
@@ -165,7 +166,7 @@ struct SchedulerCache::Impl {
   // Invariant: a key is in task_index iff its task is held by exactly one of: its job's
   // JobInfo (job != "") or `jobless` (job == ""); a task with a node and a non-terminated
   // status is also on that node's NodeInfo.
-  ViewKeyMap<TaskLoc> task_index GUARDED_BY(mu);  // "ns/name" (a view of TaskLoc::meta->key) → location
+  KeyedTable<TaskLoc> task_index GUARDED_BY(mu);  // "ns/name" (a view of TaskLoc::meta->key) → location
   std::unordered_map<std::string, TaskInfo> jobless GUARDED_BY(mu);  // "ns/name" → task of no job
   // Tasks placed by AddBindTask and not yet confirmed by the cluster; every key is in task_index.
   std::unordered_map<std::string, AssumedEntry> assumed GUARDED_BY(mu);

@@ -2,10 +2,13 @@
 // coming in and going out, and assumed tasks going back to Pending (cache/cache_state.h).
 
 #include "api/check.h"
+#include "api/keyed_table_impl.h"
 #include "cache/cache_state.h"
 #include "workers/work_queue.h"
 
 namespace volcache {
+
+template class KeyedTable<TaskLoc>;
 
 // The authoritative copy of a cached task.
 const TaskInfo* SchedulerCache::Impl::FindTask(const std::string& key) const {
@@ -60,10 +63,10 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
     Status s = WritableJob(js).AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
   }
-  auto [loc, inserted] = task_index.try_emplace(task.meta->key, TaskLoc{task.meta});
-  if (!inserted) {  // re-keyed: the key views the old TaskMeta, which the new location replaces
-    ReplaceAndRekey(task_index, loc, TaskLoc{task.meta},
-                    [](const TaskLoc& l) -> std::string_view { return l.meta->key; });
+  const TaskLoc loc{task.meta};
+  if (!task_index.try_emplace(task.meta->key, loc).second) {
+    // Re-keyed: the key views the old TaskMeta, which the new location replaces.
+    task_index.replace(task_index.find(task.meta->key), task.meta->key, loc);
   }
 }
 
@@ -103,7 +106,7 @@ void SchedulerCache::Impl::RemoveTaskLocked(const std::string& key, bool queue_e
 // Replaces the cached task `key` by `task` (remove + add, all-or-nothing).
 Status SchedulerCache::Impl::ReplaceTaskLocked(const std::string& key, const TaskInfo& task) {
   VC_RETURN_IF_ERROR(CheckCanAdd(task, task.key() == key));
-  const JobId old_job = task_index.at(key).job();
+  const JobId old_job = task_index.find(key)->second.job();
   // Not queued on removal: within the same job the task comes straight back.
   RemoveTaskLocked(key, /*queue_empty_job=*/false);
   AddTaskLocked(task);

@@ -1,0 +1,187 @@
+#pragma once
+// The members of KeyedTable<V> (api/keyed_table.h). Included only by the file that
+// instantiates the table for a V, so that the rest of the build does not compile them again.
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "api/check.h"
+#include "api/keyed_table.h"
+
+namespace volcache {
+
+// make_shared puts the counts just before the object: the line before it, at times.
+template <class V>
+void KeyedTable<V>::PrefetchMetaCount(const V& v) {
+  __builtin_prefetch(reinterpret_cast<const char*>(v.meta.get()) - 8, 1);
+}
+
+template <class V>
+KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_) {
+  const size_t n = other.entries_.size();
+  entries_.reserve(n);
+  const value_type* src = other.entries_.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead].second);
+    entries_.push_back(src[i]);
+  }
+  if (capacity_ != 0) {
+    slots_.reset(new uint64_t[capacity_]);
+    std::memcpy(slots_.get(), other.slots_.get(), capacity_ * sizeof(uint64_t));
+  }
+}
+
+template <class V>
+void KeyedTable<V>::PrefetchEntries() const {
+  const auto* begin = reinterpret_cast<const char*>(entries_.data());
+  const auto* end = reinterpret_cast<const char*>(entries_.data() + entries_.size());
+  for (const char* p = begin; p < end; p += 64) __builtin_prefetch(p);
+}
+
+template <class V>
+void KeyedTable<V>::PrefetchMetas() const {
+  for (const value_type& e : entries_) PrefetchMetaCount(e.second);
+}
+
+template <class V>
+KeyedTable<V>& KeyedTable<V>::operator=(const KeyedTable& other) {
+  if (this != &other) *this = KeyedTable(other);
+  return *this;
+}
+
+template <class V>
+uint32_t KeyedTable<V>::Tag(std::string_view key) {
+  const uint64_t h = std::hash<std::string_view>{}(key);
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+template <class V>
+typename KeyedTable<V>::const_iterator KeyedTable<V>::find(std::string_view key) const {
+  if (capacity_ == 0) return end();  // empty: no key to hash
+  const size_t pos = Find(key, Tag(key));
+  return pos == kAbsent ? end() : entries_.begin() + static_cast<std::ptrdiff_t>(pos);
+}
+
+template <class V>
+size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
+  if (capacity_ == 0) return kAbsent;
+  for (size_t i = tag & mask();; i = (i + 1) & mask()) {
+    const uint64_t s = slots_[i];
+    if (s == 0) return kAbsent;
+    if (static_cast<uint32_t>(s >> 32) != tag) continue;
+    const auto pos = static_cast<size_t>(static_cast<uint32_t>(s) - 1);
+    if (entries_[pos].first == key) return pos;
+  }
+}
+
+template <class V>
+V* KeyedTable<V>::find_mutable(std::string_view key) {
+  const auto it = find(key);
+  if (it == end()) return nullptr;
+  return &entries_[static_cast<size_t>(it - entries_.begin())].second;
+}
+
+template <class V>
+std::pair<V*, bool> KeyedTable<V>::try_emplace(std::string_view key, const V& value) {
+  const uint32_t tag = Tag(key);
+  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos].second, false};
+  const size_t n = entries_.size();
+  // Grown by a quarter (most jobs hold one task or a few: a doubling array would leave a third
+  // of its room empty), and before the index, so that a failure leaves the two consistent.
+  if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
+  // The index stays at most three quarters full: runs stay short, and the tags in the slots
+  // spare a probe the entry's key.
+  if ((n + 1) * 4 > capacity_ * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
+  entries_.emplace_back(key, value);
+  Insert(tag, static_cast<uint32_t>(n));
+  return {&entries_.back().second, true};
+}
+
+template <class V>
+V& KeyedTable<V>::replace(const_iterator it, std::string_view key, V value) {
+  const auto pos = static_cast<uint32_t>(it - entries_.begin());
+  value_type& e = entries_[pos];
+  if (e.first != key) {  // a new name (the same name views the new TaskMeta below)
+    EraseSlot(SlotOf(Tag(e.first), pos));
+    Insert(Tag(key), pos);
+  }
+  e.second = std::move(value);
+  e.first = key;
+  return e.second;
+}
+
+template <class V>
+void KeyedTable<V>::erase(const_iterator it) {
+  const auto pos = static_cast<uint32_t>(it - entries_.begin());
+  EraseSlot(SlotOf(Tag(entries_[pos].first), pos));
+  const auto last = static_cast<uint32_t>(entries_.size() - 1);
+  if (pos != last) {
+    // The last entry moves into the gap: its slot now names `pos`.
+    const size_t moved = SlotOf(Tag(entries_[last].first), last);
+    slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
+    entries_[pos] = std::move(entries_[last]);
+  }
+  entries_.pop_back();
+  if (entries_.empty()) {
+    clear();
+  } else if (capacity_ > kMinCapacity && entries_.size() * 4 <= capacity_) {
+    // A node that ran many tasks and now runs few gives the room back.
+    entries_.shrink_to_fit();
+    Rehash(capacity_ / 2);
+  }
+}
+
+template <class V>
+void KeyedTable<V>::clear() {
+  entries_.clear();
+  entries_.shrink_to_fit();
+  slots_.reset();
+  capacity_ = 0;
+}
+
+template <class V>
+size_t KeyedTable<V>::SlotOf(uint32_t tag, uint32_t pos) const {
+  const uint64_t want = (uint64_t{tag} << 32) | (pos + 1);
+  for (size_t i = tag & mask();; i = (i + 1) & mask()) {
+    VC_CHECK(slots_[i] != 0, "keyed table: an entry has no slot");
+    if (slots_[i] == want) return i;
+  }
+}
+
+template <class V>
+void KeyedTable<V>::Insert(uint32_t tag, uint32_t pos) {
+  size_t i = tag & mask();
+  while (slots_[i] != 0) i = (i + 1) & mask();
+  slots_[i] = (uint64_t{tag} << 32) | (pos + 1);
+}
+
+template <class V>
+void KeyedTable<V>::EraseSlot(size_t i) {
+  // Linear probing without tombstones: later slots of the same run that could live at `i`
+  // move back into it, so every entry stays reachable from its home slot.
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask();
+    const uint64_t s = slots_[j];
+    if (s == 0) break;
+    const size_t home = static_cast<uint32_t>(s >> 32) & mask();
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    slots_[i] = s;
+    i = j;
+  }
+  slots_[i] = 0;
+}
+
+template <class V>
+void KeyedTable<V>::Rehash(size_t capacity) {
+  // From the old slots, which hold every entry's tag: no key is read (or hashed) again.
+  std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
+  const size_t old_capacity = std::exchange(capacity_, capacity);
+  for (size_t i = 0; i < old_capacity; ++i) {
+    if (old[i] != 0) Insert(static_cast<uint32_t>(old[i] >> 32), static_cast<uint32_t>(old[i]) - 1);
+  }
+}
+
+}  // namespace volcache
