@@ -180,9 +180,10 @@ Status NodeInfo::CheckBindingFits(const TaskInfo& task, const Resource& idle) co
                                                 name_, task.resreq.InsufficientDimensions(idle)));
 }
 
-void NodeInfo::NoteNegativeIdle(const TaskInfo& task) {
+void NodeInfo::NoteNegativeIdle(const TaskInfo& task, bool was_negative) {
   if (node_ == nullptr || !TakesIdle(task.status) || !HasNegative(idle_)) return;
   ++negative_idle_events_;
+  if (was_negative) return;
   spdlog::warn("node {}: idle is negative after adding task {} ({}, request <{}>): idle <{}>", name_,
                task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
 }
@@ -208,8 +209,9 @@ Status NodeInfo::AddTask(const TaskInfo& task) {
     tasks_.erase(tasks_.end() - 1);  // the entry just added
     return fits;
   }
+  const bool was_negative = HasNegative(idle_);
   Account(*stored, +1);
-  NoteNegativeIdle(*stored);
+  NoteNegativeIdle(*stored, was_negative);
   ++generation_;
   return Status::Ok();
 }
@@ -236,11 +238,12 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
     if (TakesIdle(it->second.status)) idle.Add(it->second.resreq);
     VC_RETURN_IF_ERROR(CheckBindingFits(task, idle));
   }
+  const bool was_negative = HasNegative(idle_);
   Account(it->second, -1);
   // Re-keyed: the key views the stored task's TaskMeta, which `task` may replace.
   const TaskInfo& stored = tasks_.replace(it, task.key(), task);
   Account(stored, +1);
-  NoteNegativeIdle(stored);
+  NoteNegativeIdle(stored, was_negative);
   ++generation_;
   return Status::Ok();
 }

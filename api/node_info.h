@@ -116,7 +116,9 @@ class NodeInfo {
   Status AlreadyOnNode(const TaskInfo& task) const;  // the AlreadyExists error
   // Binding tasks must fit `idle` (only when the Node object is known).
   Status CheckBindingFits(const TaskInfo& task, const Resource& idle) const;
-  void NoteNegativeIdle(const TaskInfo& added);
+  // Counts `added` leaving idle negative; warns only when idle was not negative before
+  // (`was_negative`): a node that stays over-committed logs once, not once per task.
+  void NoteNegativeIdle(const TaskInfo& added, bool was_negative);
 
   std::string name_;
   k8s::NodePtr node_;

@@ -4,12 +4,12 @@
 #include "kube/reflector.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <mutex>
 
 #include "api/fmt.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/kube_test_util.h"
 #include "workers/clock.h"
@@ -60,42 +60,6 @@ class RecordingHandler : public ReflectorHandler {
   std::vector<std::string> log_;
   std::vector<std::string> errors_;
   bool log_errors_ = false;
-};
-
-// Captures what spdlog's default logger writes while it lives (create it before the
-// reflectors it watches, so it outlives them).
-class LogCapture {
- public:
-  LogCapture() : old_(spdlog::default_logger()), sink_(std::make_shared<Sink>()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
-  }
-  ~LogCapture() { spdlog::set_default_logger(old_); }
-  std::vector<std::string> lines() const { return sink_->lines(); }
-  size_t Count(const std::string& needle) const {
-    size_t n = 0;
-    for (const auto& l : lines()) n += l.find(needle) != std::string::npos ? 1 : 0;
-    return n;
-  }
-
- private:
-  class Sink final : public spdlog::sinks::base_sink<std::mutex> {
-   public:
-    std::vector<std::string> lines() {
-      std::lock_guard<std::mutex> lock(this->mutex_);
-      return lines_;
-    }
-
-   protected:
-    void sink_it_(const spdlog::details::log_msg& msg) override {
-      lines_.emplace_back(msg.payload.data(), msg.payload.size());
-    }
-    void flush_() override {}
-
-   private:
-    std::vector<std::string> lines_;
-  };
-  std::shared_ptr<spdlog::logger> old_;
-  std::shared_ptr<Sink> sink_;
 };
 
 ReflectorOptions FastOptions() {
