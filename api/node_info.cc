@@ -180,10 +180,15 @@ Status NodeInfo::CheckBindingFits(const TaskInfo& task, const Resource& idle) co
                                                 name_, task.resreq.InsufficientDimensions(idle)));
 }
 
-void NodeInfo::NoteNegativeIdle(const TaskInfo& task, bool was_negative) {
+void NodeInfo::NoteNegativeIdle(const TaskInfo& task, std::optional<bool> was_negative) {
   if (node_ == nullptr || !TakesIdle(task.status) || !HasNegative(idle_)) return;
   ++negative_idle_events_;
-  if (was_negative) return;
+  if (!was_negative) {
+    Resource before = idle_;
+    before.Add(task.resreq);
+    was_negative = HasNegative(before);
+  }
+  if (*was_negative) return;
   spdlog::warn("node {}: idle is negative after adding task {} ({}, request <{}>): idle <{}>", name_,
                task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
 }
@@ -209,9 +214,8 @@ Status NodeInfo::AddTask(const TaskInfo& task) {
     tasks_.erase(tasks_.end() - 1);  // the entry just added
     return fits;
   }
-  const bool was_negative = HasNegative(idle_);
   Account(*stored, +1);
-  NoteNegativeIdle(*stored, was_negative);
+  NoteNegativeIdle(*stored);
   ++generation_;
   return Status::Ok();
 }

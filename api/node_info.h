@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -116,9 +117,10 @@ class NodeInfo {
   Status AlreadyOnNode(const TaskInfo& task) const;  // the AlreadyExists error
   // Binding tasks must fit `idle` (only when the Node object is known).
   Status CheckBindingFits(const TaskInfo& task, const Resource& idle) const;
-  // Counts `added` leaving idle negative; warns only when idle was not negative before
-  // (`was_negative`): a node that stays over-committed logs once, not once per task.
-  void NoteNegativeIdle(const TaskInfo& added, bool was_negative);
+  // Counts `added` leaving idle negative; warns only when idle was not negative before, so a
+  // node that stays over-committed logs once, not once per task. `was_negative` unset: idle
+  // before was idle + added's request (`added` was just accounted as a new task).
+  void NoteNegativeIdle(const TaskInfo& added, std::optional<bool> was_negative = std::nullopt);
 
   std::string name_;
   k8s::NodePtr node_;
