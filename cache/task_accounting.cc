@@ -63,11 +63,9 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
     Status s = WritableJob(js).AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
   }
-  const TaskLoc loc{task.meta};
-  if (!task_index.try_emplace(task.meta->key, loc).second) {
-    // Re-keyed: the key views the old TaskMeta, which the new location replaces.
-    task_index.replace(task_index.find(task.meta->key), task.meta->key, loc);
-  }
+  // CheckCanAdd refused a key the index holds, and a replacement removed its old entry first.
+  const bool indexed = task_index.try_emplace(task.meta->key, TaskLoc{task.meta}).second;
+  VC_CHECK(indexed, "task " + task.key() + " is already in the task index");
 }
 
 // Removes a cached task (by key) from its node, its job and the assumed set. Never fails
