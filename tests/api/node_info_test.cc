@@ -271,7 +271,7 @@ TEST(NodeInfoTest, NonBindingOvercommitGoesNegativeAndIsCounted) {
 }
 
 // Every task that leaves idle negative is counted; only the crossing is logged, so a node
-// that stays over-committed (the XXL benchmark's workload had 74,000 such adds) logs once.
+// that stays over-committed (the XXL benchmark logged 60,000 such adds) logs once.
 TEST(NodeInfoTest, StayingNegativeCountsEveryTaskButWarnsOncePerCrossing) {
   LogCapture logs;
   NodeInfo n = ReadyNode("n1", RL({{"cpu", "2"}, {"memory", "4Gi"}, {"pods", "110"}}));
