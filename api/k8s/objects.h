@@ -114,9 +114,11 @@ struct PodSpec {
   bool has_node_affinity = false;
   bool has_pod_affinity = false;
   bool has_pod_anti_affinity = false;
+  // Beside the other flags, in their padding: a Pod is 432 bytes, its make_shared block 448
+  // (tcmalloc's 448-byte class; 440 bytes took a 480-byte block).
+  bool host_network = false;
   std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
   std::vector<std::string> scheduling_gates;
-  bool host_network = false;
 };
 
 struct PodStatus {
