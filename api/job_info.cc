@@ -61,7 +61,7 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   }
   name_ = pg->metadata.name;
   ns_ = pg->metadata.namespace_;
-  queue_ = pg->spec.queue.empty() ? std::string(default_queue) : pg->spec.queue;
+  queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
   task_min_available_ = pg->spec.min_task_member;
   min_resources_ = std::move(min_resources).value();

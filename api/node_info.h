@@ -125,7 +125,9 @@ class NodeInfo {
   std::string name_;
   k8s::NodePtr node_;
   NodeState state_;
-  std::string revocable_zone_;
+  // Interned (zones repeat): a NodeInfo is 752 bytes, its make_shared block tcmalloc's
+  // 768-byte class (896 with a std::string).
+  k8s::Interned revocable_zone_;
   Resource allocatable_, capacity_, idle_, used_, releasing_, pipelined_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;
