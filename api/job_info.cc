@@ -80,7 +80,7 @@ void JobInfo::UnsetPodGroup() {
 
 Status JobInfo::AddTask(const TaskInfo& task) {
   // The key views the stored copy's uid (the same shared TaskMeta as `task`'s).
-  auto [stored, inserted] = tasks_.try_emplace(task.uid(), task);
+  auto [stored, inserted] = tasks_.try_emplace(task);
   if (!inserted) {
     return Status::AlreadyExists(
         fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid()));

@@ -120,7 +120,7 @@ class JobInfo {
   // pod_group_->status.phase ("" without one), kept beside the job: the session reads it of
   // every job, and the PodGroup is one more pointer away (the PodGroup is immutable).
   k8s::Interned phase_;
-  TaskTable tasks_;
+  TaskTable tasks_{TaskInfo::kByUid};
   std::array<int32_t, kTaskStatusCount> status_count_{};
   // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
   // the tasks come, go and change status, not by a scan).

@@ -3,20 +3,28 @@
 //
 // V holds `meta`, a std::shared_ptr<const TaskMeta>-like pointer whose object owns the string
 // the entry is keyed by: a task's uid in its job, its "namespace/name" on its node and in the
-// cache's task index. The entries live in one array, in insertion order (an erase moves the
-// last entry into the gap), each next to a view of its key. A separate open-addressing index
-// of 8-byte slots (a 32-bit hash tag and the entry's position) finds an entry by key, so a
-// lookup reads one slot and compares one key (a key that is absent, most often none), and a
-// copy of the table is two array copies instead of one heap node per entry. That copy is what
-// MaterializeSnapshot spends its time on.
+// cache's task index. Which of its strings keys a value is the table's `kind`, handed to
+// V::TableKey(kind): the entries store no key of their own (a view of it took 16 bytes per
+// entry, two or three entries per task). The entries live in one array, in insertion order (an
+// erase moves the last entry into the gap). A separate open-addressing index of 8-byte slots (a
+// 32-bit hash tag and the entry's position) finds an entry by key, so a lookup reads one slot
+// and compares one key (a key that is absent, most often none), and a copy of the table is two
+// array copies instead of one heap node per entry. That copy is what MaterializeSnapshot spends
+// its time on.
+//
+// Iterating yields (key, value) pairs, the key read from the value: `for (const auto& [key,
+// task] : table)`, `it->second`.
 //
 // Pointers and iterators into the table are valid until the next insertion or erasure (as for
-// a std::vector); an entry's value can be changed in place through the table's owner.
+// a std::vector); an entry's value can be changed in place through the table's owner, but not
+// its key.
 //
 // The members are defined in api/keyed_table_impl.h and instantiated once per V (TaskTable in
 // api/task_table.cc; the cache's task index in cache/task_accounting.cc).
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -27,20 +35,81 @@ namespace volcache {
 template <class V>
 class KeyedTable {
  public:
-  using value_type = std::pair<std::string_view, V>;
-  using const_iterator = typename std::vector<value_type>::const_iterator;
+  using value_type = std::pair<std::string_view, const V&>;
+
+  // A position in the table; dereferences to (key, value).
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = KeyedTable::value_type;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type;
+    struct pointer {
+      value_type pair;
+      const value_type* operator->() const { return &pair; }
+    };
+
+    const_iterator() = default;
+    value_type operator*() const { return {V::TableKey(*p_, kind_), *p_}; }
+    pointer operator->() const { return pointer{**this}; }
+    value_type operator[](difference_type n) const { return *(*this + n); }
+    const_iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++p_;
+      return old;
+    }
+    const_iterator& operator--() {
+      --p_;
+      return *this;
+    }
+    const_iterator& operator+=(difference_type n) {
+      p_ += n;
+      return *this;
+    }
+    const_iterator& operator-=(difference_type n) {
+      p_ -= n;
+      return *this;
+    }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) { return a.p_ - b.p_; }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.p_ == b.p_; }
+
+   private:
+    friend class KeyedTable;
+    const_iterator(const V* p, uint8_t kind) : p_(p), kind_(kind) {}
+    const V* p_ = nullptr;
+    uint8_t kind_ = 0;
+  };
   using iterator = const_iterator;
 
-  KeyedTable() = default;
+  // `kind`: which of a value's strings keys it (V::TableKey).
+  explicit KeyedTable(uint8_t kind = 0) : kind_(kind) {}
   KeyedTable(const KeyedTable& other);
   KeyedTable& operator=(const KeyedTable& other);
-  KeyedTable(KeyedTable&&) noexcept = default;
-  KeyedTable& operator=(KeyedTable&&) noexcept = default;
+  // A moved-from table is empty (and keeps its kind).
+  KeyedTable(KeyedTable&& other) noexcept
+      : entries_(std::exchange(other.entries_, {})),
+        slots_(std::move(other.slots_)),
+        capacity_(std::exchange(other.capacity_, 0)),
+        kind_(other.kind_) {}
+  KeyedTable& operator=(KeyedTable&& other) noexcept {
+    entries_ = std::exchange(other.entries_, {});
+    slots_ = std::move(other.slots_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    kind_ = other.kind_;
+    return *this;
+  }
 
-  const_iterator begin() const { return entries_.begin(); }
-  const_iterator end() const { return entries_.end(); }
+  const_iterator begin() const { return {entries_.data(), kind_}; }
+  const_iterator end() const { return {entries_.data() + entries_.size(), kind_}; }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
+  uint8_t kind() const { return kind_; }
 
   const_iterator find(std::string_view key) const;
   size_t count(std::string_view key) const { return find(key) == end() ? 0 : 1; }
@@ -51,39 +120,41 @@ class KeyedTable {
   void PrefetchEntries() const;
   void PrefetchMetas() const;
 
-  // Adds `value` under `key` unless the key is present. `key` must view a string that
-  // `value`'s meta owns (the stored copy shares it). Returns the stored (or present) value and
-  // whether it was added.
-  std::pair<V*, bool> try_emplace(std::string_view key, const V& value);
-  // The stored value under `key`, for a change in place; nullptr if absent.
+  // Adds `value` under its key unless the key is present. Returns the stored (or present)
+  // value and whether it was added.
+  std::pair<V*, bool> try_emplace(const V& value);
+  // The stored value under `key`, for a change in place (not of its key); nullptr if absent.
   V* find_mutable(std::string_view key);
-  // Replaces the value at `it` and re-keys it (`key` views the new value's meta).
-  V& replace(const_iterator it, std::string_view key, V value);
+  // Replaces the value at `it` (re-keyed if the new value's key differs).
+  V& replace(const_iterator it, V value);
   void erase(const_iterator it);
   void clear();
 
  private:
   static constexpr size_t kAbsent = ~size_t{0};
-  static constexpr size_t kMinCapacity = 4;
+  static constexpr uint32_t kMinCapacity = 4;
   // The entries' metas are reference-counted: a copy touches each one's count, which lives
   // wherever that task's pod was decoded. Fetching them this many entries ahead hides most of
   // those misses.
   static constexpr size_t kPrefetchAhead = 8;
   static void PrefetchMetaCount(const V& v);
   static uint32_t Tag(std::string_view key);
+  std::string_view KeyAt(size_t pos) const { return V::TableKey(entries_[pos], kind_); }
   size_t Find(std::string_view key, uint32_t tag) const;  // the entry's position, or kAbsent
   size_t mask() const { return capacity_ - 1; }
   // The slot holding entry `pos` (whose key hashes to `tag`).
   size_t SlotOf(uint32_t tag, uint32_t pos) const;
   void Insert(uint32_t tag, uint32_t pos);  // adds a slot; the index has room
   void EraseSlot(size_t i);                 // backward-shift deletion
-  void Rehash(size_t capacity);
+  void Rehash(uint32_t capacity);
+  size_t Pos(const_iterator it) const { return static_cast<size_t>(it.p_ - entries_.data()); }
 
-  std::vector<value_type> entries_;
+  std::vector<V> entries_;
   // capacity_ slots (a power of two, at most 3/4 used, or 0): 0 is empty, else
   // (tag << 32) | (position + 1).
   std::unique_ptr<uint64_t[]> slots_;
-  size_t capacity_ = 0;
+  uint32_t capacity_ = 0;
+  uint8_t kind_ = 0;
 };
 
 }  // namespace volcache

@@ -18,12 +18,12 @@ void KeyedTable<V>::PrefetchMetaCount(const V& v) {
 }
 
 template <class V>
-KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_) {
+KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_), kind_(other.kind_) {
   const size_t n = other.entries_.size();
   entries_.reserve(n);
-  const value_type* src = other.entries_.data();
+  const V* src = other.entries_.data();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead].second);
+    if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead]);
     entries_.push_back(src[i]);
   }
   if (capacity_ != 0) {
@@ -41,7 +41,7 @@ void KeyedTable<V>::PrefetchEntries() const {
 
 template <class V>
 void KeyedTable<V>::PrefetchMetas() const {
-  for (const value_type& e : entries_) PrefetchMetaCount(e.second);
+  for (const V& e : entries_) PrefetchMetaCount(e);
 }
 
 template <class V>
@@ -60,7 +60,7 @@ template <class V>
 typename KeyedTable<V>::const_iterator KeyedTable<V>::find(std::string_view key) const {
   if (capacity_ == 0) return end();  // empty: no key to hash
   const size_t pos = Find(key, Tag(key));
-  return pos == kAbsent ? end() : entries_.begin() + static_cast<std::ptrdiff_t>(pos);
+  return pos == kAbsent ? end() : const_iterator(entries_.data() + pos, kind_);
 }
 
 template <class V>
@@ -71,7 +71,7 @@ size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
     if (s == 0) return kAbsent;
     if (static_cast<uint32_t>(s >> 32) != tag) continue;
     const auto pos = static_cast<size_t>(static_cast<uint32_t>(s) - 1);
-    if (entries_[pos].first == key) return pos;
+    if (KeyAt(pos) == key) return pos;
   }
 }
 
@@ -79,46 +79,47 @@ template <class V>
 V* KeyedTable<V>::find_mutable(std::string_view key) {
   const auto it = find(key);
   if (it == end()) return nullptr;
-  return &entries_[static_cast<size_t>(it - entries_.begin())].second;
+  return &entries_[Pos(it)];
 }
 
 template <class V>
-std::pair<V*, bool> KeyedTable<V>::try_emplace(std::string_view key, const V& value) {
+std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
+  const std::string_view key = V::TableKey(value, kind_);
   const uint32_t tag = Tag(key);
-  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos].second, false};
+  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos], false};
   const size_t n = entries_.size();
   // Grown by a quarter (most jobs hold one task or a few: a doubling array would leave a third
   // of its room empty), and before the index, so that a failure leaves the two consistent.
   if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
   // The index stays at most three quarters full: runs stay short, and the tags in the slots
   // spare a probe the entry's key.
-  if ((n + 1) * 4 > capacity_ * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
-  entries_.emplace_back(key, value);
+  if ((n + 1) * 4 > size_t{capacity_} * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
+  entries_.push_back(value);
   Insert(tag, static_cast<uint32_t>(n));
-  return {&entries_.back().second, true};
+  return {&entries_.back(), true};
 }
 
 template <class V>
-V& KeyedTable<V>::replace(const_iterator it, std::string_view key, V value) {
-  const auto pos = static_cast<uint32_t>(it - entries_.begin());
-  value_type& e = entries_[pos];
-  if (e.first != key) {  // a new name (the same name views the new TaskMeta below)
-    EraseSlot(SlotOf(Tag(e.first), pos));
+V& KeyedTable<V>::replace(const_iterator it, V value) {
+  const auto pos = static_cast<uint32_t>(Pos(it));
+  const std::string_view old_key = KeyAt(pos);
+  const std::string_view key = V::TableKey(value, kind_);
+  if (old_key != key) {  // a new name: its slot moves (the old value still owns old_key here)
+    EraseSlot(SlotOf(Tag(old_key), pos));
     Insert(Tag(key), pos);
   }
-  e.second = std::move(value);
-  e.first = key;
-  return e.second;
+  entries_[pos] = std::move(value);
+  return entries_[pos];
 }
 
 template <class V>
 void KeyedTable<V>::erase(const_iterator it) {
-  const auto pos = static_cast<uint32_t>(it - entries_.begin());
-  EraseSlot(SlotOf(Tag(entries_[pos].first), pos));
+  const auto pos = static_cast<uint32_t>(Pos(it));
+  EraseSlot(SlotOf(Tag(KeyAt(pos)), pos));
   const auto last = static_cast<uint32_t>(entries_.size() - 1);
   if (pos != last) {
     // The last entry moves into the gap: its slot now names `pos`.
-    const size_t moved = SlotOf(Tag(entries_[last].first), last);
+    const size_t moved = SlotOf(Tag(KeyAt(last)), last);
     slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
     entries_[pos] = std::move(entries_[last]);
   }
@@ -175,11 +176,11 @@ void KeyedTable<V>::EraseSlot(size_t i) {
 }
 
 template <class V>
-void KeyedTable<V>::Rehash(size_t capacity) {
+void KeyedTable<V>::Rehash(uint32_t capacity) {
   // From the old slots, which hold every entry's tag: no key is read (or hashed) again.
   std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
-  const size_t old_capacity = std::exchange(capacity_, capacity);
-  for (size_t i = 0; i < old_capacity; ++i) {
+  const uint32_t old_capacity = std::exchange(capacity_, capacity);
+  for (uint32_t i = 0; i < old_capacity; ++i) {
     if (old[i] != 0) Insert(static_cast<uint32_t>(old[i] >> 32), static_cast<uint32_t>(old[i]) - 1);
   }
 }

@@ -208,7 +208,7 @@ Status NodeInfo::AddTask(const TaskInfo& task) {
   VC_RETURN_IF_ERROR(CheckTaskNode(task));
   // The node keeps its own copy so later changes to the caller's task do not skew the
   // accounting; removal reverses exactly this copy.
-  auto [stored, inserted] = tasks_.try_emplace(task.key(), task);
+  auto [stored, inserted] = tasks_.try_emplace(task);
   if (!inserted) return AlreadyOnNode(task);
   if (Status fits = CheckBindingFits(task, idle_); !fits.ok()) {
     tasks_.erase(tasks_.end() - 1);  // the entry just added
@@ -245,7 +245,7 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
   const bool was_negative = HasNegative(idle_);
   Account(it->second, -1);
   // Re-keyed: the key views the stored task's TaskMeta, which `task` may replace.
-  const TaskInfo& stored = tasks_.replace(it, task.key(), task);
+  const TaskInfo& stored = tasks_.replace(it, task);
   Account(stored, +1);
   NoteNegativeIdle(stored, was_negative);
   ++generation_;

@@ -136,7 +136,7 @@ class NodeInfo {
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
-  TaskTable tasks_;
+  TaskTable tasks_{TaskInfo::kByKey};
   std::unordered_map<std::string, ImageState> images_;
   uint64_t generation_ = 0;
 };

@@ -96,6 +96,14 @@ struct TaskInfo {
   // InvalidArgument naming the pod and field on bad input.
   static Result<TaskInfo> FromPod(k8s::PodPtr pod);
 
+  // The string that keys a task in a TaskTable (api/task_table.h): its key on a node, its uid in
+  // its job.
+  static constexpr uint8_t kByKey = 0;
+  static constexpr uint8_t kByUid = 1;
+  static std::string_view TableKey(const TaskInfo& t, uint8_t kind) {
+    return kind == kByUid ? std::string_view(t.meta->uid()) : std::string_view(t.meta->key);
+  }
+
   const std::string& uid() const { return meta->uid(); }
   const std::string& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }

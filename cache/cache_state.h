@@ -91,6 +91,8 @@ struct TaskLoc {
   std::shared_ptr<const TaskMeta> meta;
   const std::string& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job.get(); }
+  // Keyed by the task's "namespace/name" (api/keyed_table.h).
+  static std::string_view TableKey(const TaskLoc& l, uint8_t) { return l.meta->key; }
 };
 extern template class KeyedTable<TaskLoc>;
 

@@ -64,7 +64,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
   }
   // CheckCanAdd refused a key the index holds, and a replacement removed its old entry first.
-  const bool indexed = task_index.try_emplace(task.meta->key, TaskLoc{task.meta}).second;
+  const bool indexed = task_index.try_emplace(TaskLoc{task.meta}).second;
   VC_CHECK(indexed, "task " + task.key() + " is already in the task index");
 }
 

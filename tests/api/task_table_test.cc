@@ -53,11 +53,11 @@ TEST(TaskTableTest, AddsFindsAndRefusesADuplicateKey) {
   TaskTable table;
   EXPECT_EQ(table.find("ns/a"), table.end());
   const TaskInfo a = Task("a", 1);
-  auto [stored, added] = table.try_emplace(a.key(), a);
+  auto [stored, added] = table.try_emplace(a);
   ASSERT_TRUE(added);
   EXPECT_EQ(stored->priority, 1);
   EXPECT_EQ(stored->meta, a.meta);  // the stored copy shares the TaskMeta its key views
-  auto [present, added_again] = table.try_emplace(a.key(), Task("a", 2));
+  auto [present, added_again] = table.try_emplace(Task("a", 2));
   EXPECT_FALSE(added_again);
   EXPECT_EQ(present, stored);
   EXPECT_EQ(present->priority, 1);  // unchanged
@@ -69,7 +69,7 @@ TEST(TaskTableTest, EraseMovesTheLastEntryIntoTheGapAndKeepsItFindable) {
   TaskTable table;
   for (int i = 0; i < 5; ++i) {
     const TaskInfo t = Task("t" + std::to_string(i), i);
-    table.try_emplace(t.key(), t);
+    table.try_emplace(t);
   }
   table.erase(table.find("ns/t1"));
   EXPECT_EQ(table.begin()[1].first, "ns/t4");  // the last one took t1's place
@@ -82,20 +82,20 @@ TEST(TaskTableTest, ReplaceRekeysTheEntryToTheNewTaskMeta) {
   TaskTable table;
   {
     const TaskInfo old = Task("a", 1);
-    table.try_emplace(old.key(), old);
+    table.try_emplace(old);
   }
   // The same name in a new TaskMeta (a pod update): the key must view the new one, since the
   // old TaskMeta dies with the old task.
   {
     const TaskInfo updated = Task("a", 2);
-    TaskInfo& stored = table.replace(table.find("ns/a"), updated.key(), updated);
+    TaskInfo& stored = table.replace(table.find("ns/a"), updated);
     EXPECT_EQ(stored.meta, updated.meta);
     EXPECT_EQ(table.begin()->first.data(), updated.meta->key.data());
   }
   ExpectSame(table, {{"ns/a", 2}});
   // Another name: the index follows.
   const TaskInfo renamed = Task("b", 3);
-  table.replace(table.find("ns/a"), renamed.key(), renamed);
+  table.replace(table.find("ns/a"), renamed);
   ExpectSame(table, {{"ns/b", 3}});
 }
 
@@ -103,7 +103,7 @@ TEST(TaskTableTest, ACopyIsIndependentAndOutlivesTheOriginal) {
   auto original = std::make_unique<TaskTable>();
   for (int i = 0; i < 50; ++i) {
     const TaskInfo t = Task("t" + std::to_string(i), i);
-    original->try_emplace(t.key(), t);
+    original->try_emplace(t);
   }
   TaskTable copy(*original);
   std::map<std::string, int32_t> want;
@@ -111,7 +111,7 @@ TEST(TaskTableTest, ACopyIsIndependentAndOutlivesTheOriginal) {
   original->find_mutable("ns/t7")->priority = 700;
   original->erase(original->find("ns/t3"));
   const TaskInfo extra = Task("extra", 9);
-  original->try_emplace(extra.key(), extra);
+  original->try_emplace(extra);
   original.reset();
   ExpectSame(copy, want);
 
@@ -121,6 +121,36 @@ TEST(TaskTableTest, ACopyIsIndependentAndOutlivesTheOriginal) {
   EXPECT_TRUE(copy.empty());
   EXPECT_EQ(copy.find("ns/t1"), copy.end());
   ExpectSame(assigned, want);
+}
+
+// A job's table is keyed by the tasks' uids, read from each task's own TaskMeta: lookups,
+// iteration, erasure and copies all use the uid, never the "namespace/name" key.
+TEST(TaskTableTest, AJobsTableIsKeyedByUid) {
+  TaskTable table(TaskInfo::kByUid);
+  for (int i = 0; i < 6; ++i) table.try_emplace(Task("t" + std::to_string(i), i));
+  EXPECT_EQ(table.find("ns/t2"), table.end());
+  ASSERT_NE(table.find("uid-t2"), table.end());
+  EXPECT_EQ(table.find("uid-t2")->second.priority, 2);
+  EXPECT_EQ(table.find("uid-t2")->first.data(), table.find("uid-t2")->second.uid().data());
+  EXPECT_FALSE(table.try_emplace(Task("t2", 99)).second);  // the same uid
+  table.erase(table.find("uid-t0"));                       // t5 moves into the gap
+  const TaskTable copy(table);
+  EXPECT_EQ(copy.kind(), TaskInfo::kByUid);
+  std::map<std::string, int32_t> seen;
+  for (const auto& [uid, task] : copy) {
+    EXPECT_EQ(uid, task.uid());
+    seen.emplace(std::string(uid), task.priority);
+  }
+  EXPECT_EQ(seen, (std::map<std::string, int32_t>{
+                      {"uid-t1", 1}, {"uid-t2", 2}, {"uid-t3", 3}, {"uid-t4", 4}, {"uid-t5", 5}}));
+  EXPECT_EQ(copy.find("uid-t5")->second.priority, 5);
+  // A moved-from table is empty and still works.
+  TaskTable moved(std::move(table));
+  EXPECT_EQ(moved.size(), 5u);
+  EXPECT_TRUE(table.empty());  // NOLINT(bugprone-use-after-move): the state a move leaves
+  EXPECT_EQ(table.find("uid-t1"), table.end());
+  table.try_emplace(Task("t9", 9));
+  EXPECT_EQ(table.find("uid-t9")->second.priority, 9);
 }
 
 // Thousands of random adds, erasures, replacements and copies against std::map: long probe
@@ -140,7 +170,7 @@ TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
       case 0:
       case 1: {
         const TaskInfo t = Task(name, prio);
-        const bool added = table.try_emplace(t.key(), t).second;
+        const bool added = table.try_emplace(t).second;
         EXPECT_EQ(added, want.emplace(key, prio).second) << key;
         break;
       }
@@ -155,7 +185,7 @@ TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
       default:
         if (auto it = table.find(key); it != table.end()) {
           const TaskInfo t = Task(name, prio);
-          table.replace(it, t.key(), t);
+          table.replace(it, t);
           want[key] = prio;
         }
         break;
