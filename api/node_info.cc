@@ -141,7 +141,13 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
   const TaskMeta& m = *t.meta;
   non_zero_requested_.milli_cpu += sign * m.non_zero.milli_cpu;
   non_zero_requested_.memory += sign * m.non_zero.memory;
-  for (const HostPort& hp : m.host_ports) {
+  if (m.ports_and_claims != nullptr) AccountPortsAndClaims(*m.ports_and_claims, sign);
+  if (m.has_affinity) pods_with_affinity_ += sign;
+  if (m.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
+}
+
+void NodeInfo::AccountPortsAndClaims(const TaskMeta::PortsAndClaims& pc, int sign) {
+  for (const HostPort& hp : pc.host_ports) {
     auto it = std::find_if(used_ports_.begin(), used_ports_.end(),
                            [&](const auto& entry) { return entry.first == hp; });
     if (sign > 0) {
@@ -154,15 +160,13 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
       used_ports_.erase(it);
     }
   }
-  for (const std::string& pvc : m.pvcs) {
+  for (const std::string& pvc : pc.pvcs) {
     if (sign > 0) {
       ++pvc_ref_counts_[pvc];
     } else if (auto it = pvc_ref_counts_.find(pvc); it != pvc_ref_counts_.end() && --it->second <= 0) {
       pvc_ref_counts_.erase(it);
     }
   }
-  if (m.has_affinity) pods_with_affinity_ += sign;
-  if (m.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
 }
 
 Status NodeInfo::CheckTaskNode(const TaskInfo& task) const {

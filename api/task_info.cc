@@ -201,6 +201,16 @@ NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod) {
   return NonZeroRequest{total.milli_cpu, total.memory};
 }
 
+const std::vector<HostPort>& TaskMeta::host_ports() const {
+  static const std::vector<HostPort> kNone;
+  return ports_and_claims != nullptr ? ports_and_claims->host_ports : kNone;
+}
+
+const std::vector<std::string>& TaskMeta::pvcs() const {
+  static const std::vector<std::string> kNone;
+  return ports_and_claims != nullptr ? ports_and_claims->pvcs : kNone;
+}
+
 Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (pod == nullptr) return Status::InvalidArgument("TaskInfo::FromPod: null pod");
   const k8s::Pod& p = *pod;
@@ -222,14 +232,15 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   }
   meta->creation_timestamp = p.metadata.creation_timestamp;
   meta->non_zero = PodNonZeroRequest(p);
-  std::vector<HostPort> ports;
-  AddHostPorts(p.spec.init_containers, &ports);
-  AddHostPorts(p.spec.containers, &ports);
-  meta->host_ports = std::move(ports);
-  std::vector<std::string> pvcs;
-  pvcs.reserve(p.spec.pvc_names.size());
-  for (const std::string& claim : p.spec.pvc_names) pvcs.push_back(PodKey(p.metadata.namespace_, claim));
-  meta->pvcs = std::move(pvcs);
+  TaskMeta::PortsAndClaims extra;
+  AddHostPorts(p.spec.init_containers, &extra.host_ports);
+  AddHostPorts(p.spec.containers, &extra.host_ports);
+  extra.pvcs.reserve(p.spec.pvc_names.size());
+  for (const std::string& claim : p.spec.pvc_names)
+    extra.pvcs.push_back(PodKey(p.metadata.namespace_, claim));
+  if (!extra.host_ports.empty() || !extra.pvcs.empty()) {
+    meta->ports_and_claims = std::make_shared<const TaskMeta::PortsAndClaims>(std::move(extra));
+  }
   meta->has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
   // The object model does not distinguish required from preferred anti-affinity; treat
   // any anti-affinity as required (the conservative choice for predicates).

@@ -269,10 +269,10 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_EQ(t.meta->creation_timestamp, 1700000000123);
   EXPECT_EQ(t.meta->non_zero.milli_cpu, 2000);
   EXPECT_EQ(t.meta->non_zero.memory, 4 * kGi);
-  EXPECT_THAT(t.meta->host_ports,
+  EXPECT_THAT(t.meta->host_ports(),
               ::testing::UnorderedElementsAre(HostPort{"", "TCP", 80}, HostPort{"10.0.0.1", "UDP", 53},
                                               HostPort{"", "TCP", 9000}));
-  EXPECT_THAT(t.meta->pvcs, ::testing::ElementsAre("team-a/data", "team-a/logs"));
+  EXPECT_THAT(t.meta->pvcs(), ::testing::ElementsAre("team-a/data", "team-a/logs"));
   EXPECT_TRUE(t.meta->has_affinity);
   EXPECT_TRUE(t.meta->has_required_anti_affinity);
   EXPECT_EQ(t.meta->pod, ptr);
