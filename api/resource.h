@@ -55,12 +55,14 @@ ResourceKind ClassifyResourceName(std::string_view name);
 class Resource {
  public:
   // Packed to 12 bytes (the value is read unaligned; x86-64 and AArch64 do so at full
-  // speed): a Resource with its three inline scalars is 64 bytes, and a TaskInfo 120.
+  // speed): a Resource with its two inline scalars is 48 bytes, and a TaskInfo 80. A pod's
+  // request holds `pods` and at most one more scalar (a GPU) in nearly every cluster; a third
+  // scalar (ephemeral-storage, RDMA, ...) moves them to the heap.
   struct __attribute__((packed)) Scalar {
     uint32_t id;
     int64_t value;
   };
-  static constexpr int kInlineScalars = 3;
+  static constexpr int kInlineScalars = 2;
   // Value used by Volcano (-1) to mark an infinite dimension inside Diff results.
   static constexpr int64_t kInfiniteValue = -1;
 

@@ -563,10 +563,26 @@ TEST(ResourceStorageTest, GrowsToHeapAndBack) {
   }
 }
 
-TEST(ResourceStorageTest, InlineResourceIsSmall) {
-  // Copying a typical Resource must not allocate: scalars inline up to kInlineScalars.
-  static_assert(sizeof(Resource) <= 64);  // packed scalars: a TaskInfo copy is 120 bytes
-  EXPECT_GE(Resource::kInlineScalars, 3);
+TEST(ResourceStorageTest, AGpuPodsRequestIsInline) {
+  // A TaskInfo holds one Resource and has two copies per task: 48 bytes with two inline scalars.
+  static_assert(sizeof(Resource) <= 48);
+  // A pod's request holds `pods` and, on a GPU pod, one more scalar: both stay in the object,
+  // so copying it never allocates. A third scalar moves them to the heap.
+  const auto inside = [](const Resource& r) {
+    const auto* p = reinterpret_cast<const char*>(r.scalars_begin());
+    const auto* o = reinterpret_cast<const char*>(&r);
+    return p >= o && p < o + sizeof(Resource);
+  };
+  const Resource gpu_pod(1000, 1 << 30, {{"pods", 1}, {"nvidia.com/gpu", 1000}});
+  const Resource copy = gpu_pod;
+  EXPECT_TRUE(inside(gpu_pod));
+  EXPECT_TRUE(inside(copy));
+  EXPECT_EQ(copy, gpu_pod);
+  Resource three = gpu_pod;
+  three.SetScalar("ephemeral-storage", 1 << 20);
+  EXPECT_FALSE(inside(three));
+  EXPECT_EQ(three.scalar_count(), 3);
+  EXPECT_EQ(three.Get("nvidia.com/gpu"), 1000);
 }
 
 TEST(ResourceStorageTest, InitializerListSetsLastValueForRepeatedName) {
