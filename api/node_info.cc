@@ -141,12 +141,12 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
   const TaskMeta& m = *t.meta;
   non_zero_requested_.milli_cpu += sign * m.non_zero.milli_cpu;
   non_zero_requested_.memory += sign * m.non_zero.memory;
-  if (m.ports_and_claims != nullptr) AccountPortsAndClaims(*m.ports_and_claims, sign);
-  if (m.has_affinity) pods_with_affinity_ += sign;
-  if (m.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
+  if (m.node_facts != nullptr) AccountNodeFacts(*m.node_facts, sign);
 }
 
-void NodeInfo::AccountPortsAndClaims(const TaskMeta::PortsAndClaims& pc, int sign) {
+void NodeInfo::AccountNodeFacts(const TaskMeta::NodeFacts& pc, int sign) {
+  if (pc.has_affinity) pods_with_affinity_ += sign;
+  if (pc.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
   for (const HostPort& hp : pc.host_ports) {
     auto it = std::find_if(used_ports_.begin(), used_ports_.end(),
                            [&](const auto& entry) { return entry.first == hp; });

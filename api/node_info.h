@@ -112,7 +112,7 @@ class NodeInfo {
 
  private:
   void Account(const TaskInfo& t, int sign);  // adds (+1) or reverses (-1) t's contribution
-  void AccountPortsAndClaims(const TaskMeta::PortsAndClaims& pc, int sign);  // Account's rare part
+  void AccountNodeFacts(const TaskMeta::NodeFacts& pc, int sign);  // Account's rare part
   void RecomputeFromTasks();
   Status CheckTaskNode(const TaskInfo& task) const;
   Status AlreadyOnNode(const TaskInfo& task) const;  // the AlreadyExists error

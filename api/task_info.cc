@@ -172,8 +172,8 @@ Result<Resource> PodRequest(const k8s::Pod& pod) {
         return Status::Ok();
       },
       &total));
-  if (!pod.spec.overhead.empty()) {
-    Result<Resource> overhead = ResourceFromList(pod.spec.overhead, "spec.overhead");
+  if (!pod.spec.overhead().empty()) {
+    Result<Resource> overhead = ResourceFromList(pod.spec.overhead(), "spec.overhead");
     if (!overhead.ok()) return overhead.status();
     total.Add(*overhead);
   }
@@ -197,18 +197,18 @@ NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod) {
       &total);
   (void)st;  // the non-zero lambda never fails
   bool cpu = false, memory = false;
-  CpuMemory(pod.spec.overhead, &total, &cpu, &memory);
+  CpuMemory(pod.spec.overhead(), &total, &cpu, &memory);
   return NonZeroRequest{total.milli_cpu, total.memory};
 }
 
 const std::vector<HostPort>& TaskMeta::host_ports() const {
   static const std::vector<HostPort> kNone;
-  return ports_and_claims != nullptr ? ports_and_claims->host_ports : kNone;
+  return node_facts != nullptr ? node_facts->host_ports : kNone;
 }
 
 const std::vector<std::string>& TaskMeta::pvcs() const {
   static const std::vector<std::string> kNone;
-  return ports_and_claims != nullptr ? ports_and_claims->pvcs : kNone;
+  return node_facts != nullptr ? node_facts->pvcs : kNone;
 }
 
 Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
@@ -230,21 +230,18 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   } else if (auto l = p.metadata.labels.find(kTaskSpecKey); l != p.metadata.labels.end()) {
     meta->role = l->second;
   }
-  meta->creation_timestamp = p.metadata.creation_timestamp;
   meta->non_zero = PodNonZeroRequest(p);
-  TaskMeta::PortsAndClaims extra;
+  TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
   AddHostPorts(p.spec.containers, &extra.host_ports);
-  extra.pvcs.reserve(p.spec.pvc_names.size());
-  for (const std::string& claim : p.spec.pvc_names)
+  extra.pvcs.reserve(p.spec.pvc_names().size());
+  for (const std::string& claim : p.spec.pvc_names())
     extra.pvcs.push_back(PodKey(p.metadata.namespace_, claim));
-  if (!extra.host_ports.empty() || !extra.pvcs.empty()) {
-    meta->ports_and_claims = std::make_shared<const TaskMeta::PortsAndClaims>(std::move(extra));
+  extra.has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
+  extra.has_required_anti_affinity = p.spec.has_pod_anti_affinity;
+  if (!extra.host_ports.empty() || !extra.pvcs.empty() || extra.has_affinity) {
+    meta->node_facts = std::make_shared<const TaskMeta::NodeFacts>(std::move(extra));
   }
-  meta->has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
-  // The object model does not distinguish required from preferred anti-affinity; treat
-  // any anti-affinity as required (the conservative choice for predicates).
-  meta->has_required_anti_affinity = p.spec.has_pod_anti_affinity;
   meta->pod = std::move(pod);
 
   TaskInfo t;
@@ -254,7 +251,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   t.priority = PodPriority(p);
   t.preemptable = PodPreemptable(p);
   t.best_effort = IsBestEffort(t.resreq);
-  t.scheduling_gated = !p.spec.scheduling_gates.empty();
+  t.scheduling_gated = !p.spec.scheduling_gates().empty();
   t.meta = std::move(meta);
   return t;
 }

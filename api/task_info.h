@@ -68,29 +68,36 @@ struct TaskMeta {
   // volcano.sh/task-spec (annotation, else label): a view of the value in `pod`, which this
   // TaskMeta keeps alive and never changes (16 bytes, not a 32-byte copy).
   std::string_view role;
-  k8s::TimeMs creation_timestamp = 0;
   NonZeroRequest non_zero;
-  // Host ports and PVCs ("namespace/claim"): both empty for most pods, which then hold no heap
-  // block for them. One pointer for the two: a TaskMeta is 128 bytes, its make_shared block
-  // takes tcmalloc's 144-byte class (160 with a pointer each).
-  struct PortsAndClaims {
+  // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
+  // ("namespace/claim"), pod (anti-)affinity. One pointer for all of it, null when the pod has
+  // none of it, so a TaskMeta is 112 bytes and its make_shared block tcmalloc's 128-byte class.
+  struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;
+    bool has_affinity = false;  // pod affinity or anti-affinity
+    // The object model does not distinguish required from preferred anti-affinity: any
+    // anti-affinity counts as required (the conservative choice for predicates).
+    bool has_required_anti_affinity = false;
   };
-  std::shared_ptr<const PortsAndClaims> ports_and_claims;  // null when both are empty
+  std::shared_ptr<const NodeFacts> node_facts;  // null when the pod has none of them
   const std::vector<HostPort>& host_ports() const;
   const std::vector<std::string>& pvcs() const;
-  bool has_affinity = false;  // pod (anti-)affinity
-  bool has_required_anti_affinity = false;
+  bool has_affinity() const { return node_facts != nullptr && node_facts->has_affinity; }
+  bool has_required_anti_affinity() const {
+    return node_facts != nullptr && node_facts->has_required_anti_affinity;
+  }
   k8s::PodPtr pod;  // never null
+  // Read from the pod rather than copied here.
+  k8s::TimeMs creation_timestamp() const { return pod->metadata.creation_timestamp; }
 };
 
 struct TaskInfo {
   std::shared_ptr<const TaskMeta> meta;
   Resource resreq;
   k8s::Interned node_name;  // node names repeat: one pointer (api/k8s/interned.h)
-  // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 96 bytes (its
-  // map node in a job or node is then a 144-byte allocation, was 160 with a std::string).
+  // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 80 bytes (an
+  // entry of its job's and of its node's TaskTable).
   int32_t priority = 0;
   TaskStatus status = TaskStatus::kPending;
   bool preemptable : 1 = true;

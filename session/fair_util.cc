@@ -13,8 +13,8 @@ std::vector<const TaskInfo*> SchedulablePending(const JobInfo& job) {
   }
   std::sort(pending.begin(), pending.end(), [](const TaskInfo* a, const TaskInfo* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
-    if (a->meta->creation_timestamp != b->meta->creation_timestamp) {
-      return a->meta->creation_timestamp < b->meta->creation_timestamp;
+    if (a->meta->creation_timestamp() != b->meta->creation_timestamp()) {
+      return a->meta->creation_timestamp() < b->meta->creation_timestamp();
     }
     return a->uid() < b->uid();
   });

@@ -280,8 +280,8 @@ class Planner {
           return ja.creation_timestamp() > jb.creation_timestamp();
         const TaskInfo& ta = *victims_[a].task;
         const TaskInfo& tb = *victims_[b].task;
-        if (ta.meta->creation_timestamp != tb.meta->creation_timestamp) {
-          return ta.meta->creation_timestamp > tb.meta->creation_timestamp;
+        if (ta.meta->creation_timestamp() != tb.meta->creation_timestamp()) {
+          return ta.meta->creation_timestamp() > tb.meta->creation_timestamp();
         }
         return ta.uid() < tb.uid();
       };

@@ -179,7 +179,7 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
         fields.emplace_back(&list[i].limits, fmt::format("{}{}[{}].resources.limits", who, kind, i));
       }
     }
-    fields.emplace_back(&p->spec.overhead, who + "overhead");
+    fields.emplace_back(&p->spec.overhead(), who + "overhead");
   } else if (const auto* n = std::get_if<k8s::Node>(&obj)) {
     const std::string who = fmt::format("{}: Node {}: status.", path, id(n->metadata));
     fields.emplace_back(&n->status.capacity, who + "capacity");

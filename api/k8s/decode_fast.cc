@@ -576,8 +576,18 @@ bool ReadInt32(Reader& r, int32_t* out) {
   return true;
 }
 
-template <typename T>
-bool ReadOpt(Reader& r, std::optional<T>* out, bool (*read)(Reader&, T*)) {
+// INT64_MIN is OptionalInt64's "absent": refused as a value, like any out-of-range integer.
+bool ReadOptInt64(Reader& r, OptionalInt64* out) {
+  if (r.Null()) return true;
+  int64_t v = 0;
+  if (!ReadInt(r, INT64_MIN + 1, INT64_MAX, &v)) return false;
+  *out = v;
+  return true;
+}
+
+// Opt: a std::optional<T>, or OptionalInt64 for a timestamp.
+template <typename T, typename Opt>
+bool ReadOpt(Reader& r, Opt* out, bool (*read)(Reader&, T*)) {
   if (r.Null()) return true;
   T v{};
   if (!read(r, &v)) return false;
@@ -702,7 +712,7 @@ bool ReadMeta(Reader& r, ObjectMeta* m) {
     if (k == "creationTimestamp") return seen.Add(5) && ReadTime(r, &m->creation_timestamp);
     if (k == "deletionTimestamp") return seen.Add(6) && ReadOpt<TimeMs>(r, &m->deletion_timestamp, ReadTime);
     if (k == "deletionGracePeriodSeconds") {
-      return seen.Add(7) && ReadOpt<int64_t>(r, &m->deletion_grace_period_seconds, ReadInt64);
+      return seen.Add(7) && ReadOptInt64(r, &m->deletion_grace_period_seconds);
     }
     if (k == "labels") return seen.Add(8) && ReadStringMap(r, &m->labels);
     if (k == "annotations") return seen.Add(9) && ReadStringMap(r, &m->annotations);
@@ -813,7 +823,7 @@ bool ReadVolume(Reader& r, PodSpec* spec) {
         })) {
       return false;
     }
-    if (!claim.empty()) spec->pvc_names.push_back(std::move(claim));
+    if (!claim.empty()) spec->mutable_rare().pvc_names.push_back(std::move(claim));
     return true;
   });
 }
@@ -827,7 +837,7 @@ bool ReadSchedulingGate(Reader& r, PodSpec* spec) {
       })) {
     return false;
   }
-  spec->scheduling_gates.push_back(std::move(name));
+  spec->mutable_rare().scheduling_gates.push_back(std::move(name));
   return true;
 }
 
@@ -840,7 +850,12 @@ bool ReadPodSpec(Reader& r, PodSpec* spec) {
     if (k == "priorityClassName") return seen.Add(3) && ReadStr(r, &spec->priority_class_name);
     if (k == "containers") return seen.Add(4) && ReadContainers(r, false, &spec->containers);
     if (k == "initContainers") return seen.Add(5) && ReadContainers(r, true, &spec->init_containers);
-    if (k == "overhead") return seen.Add(6) && ReadResourceList(r, &spec->overhead);
+    if (k == "overhead") {
+      ResourceList overhead;
+      if (!seen.Add(6) || !ReadResourceList(r, &overhead)) return false;
+      if (!overhead.empty()) spec->mutable_rare().overhead = std::move(overhead);
+      return true;
+    }
     if (k == "nodeSelector") return seen.Add(7) && ReadStringMap(r, &spec->node_selector);
     if (k == "tolerations") {
       return seen.Add(8) && ReadObjects(r, [&] {

@@ -194,6 +194,14 @@ Status Conv(const Ctx& c, const json& v, const Path& p, int64_t* out) {
   return ConvInt(c, v, p, INT64_MIN, INT64_MAX, "int64", out);
 }
 
+// INT64_MIN is OptionalInt64's "absent": refused as a value, like any out-of-range integer.
+Status Conv(const Ctx& c, const json& v, const Path& p, OptionalInt64* out) {
+  int64_t i = 0;
+  VC_RETURN_IF_ERROR(ConvInt(c, v, p, INT64_MIN + 1, INT64_MAX, "int64", &i));
+  *out = i;
+  return Status::Ok();
+}
+
 Status Conv(const Ctx& c, const json& v, const Path& p, int32_t* out) {
   int64_t i = 0;
   VC_RETURN_IF_ERROR(ConvInt(c, v, p, INT32_MIN, INT32_MAX, "int32", &i));
@@ -289,8 +297,7 @@ Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view ke
   return ConvTime(c, *v, fp, out);
 }
 
-Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view key,
-               std::optional<TimeMs>* out) {
+Status GetTime(const Ctx& c, const json& obj, const Path& p, std::string_view key, OptionalInt64* out) {
   const json* v = Find(obj, key);
   if (v == nullptr) return Status::Ok();
   const Path fp = p.Field(key);
@@ -408,7 +415,9 @@ Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) 
   VC_RETURN_IF_ERROR(Get(c, s, p, "priorityClassName", &spec->priority_class_name));
   VC_RETURN_IF_ERROR(DecodeContainers(c, s, p, "containers", false, &spec->containers));
   VC_RETURN_IF_ERROR(DecodeContainers(c, s, p, "initContainers", true, &spec->init_containers));
-  VC_RETURN_IF_ERROR(Get(c, s, p, "overhead", &spec->overhead));
+  ResourceList overhead;
+  VC_RETURN_IF_ERROR(Get(c, s, p, "overhead", &overhead));
+  if (!overhead.empty()) spec->mutable_rare().overhead = std::move(overhead);
   VC_RETURN_IF_ERROR(Get(c, s, p, "nodeSelector", &spec->node_selector));
   VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "tolerations", [&](const json& o, const Path& tp) {
     Toleration t;
@@ -439,13 +448,13 @@ Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) 
     if (pvc == nullptr) return Status::Ok();
     std::string claim;
     VC_RETURN_IF_ERROR(Get(c, *pvc, vp.Field("persistentVolumeClaim"), "claimName", &claim));
-    if (!claim.empty()) spec->pvc_names.push_back(std::move(claim));
+    if (!claim.empty()) spec->mutable_rare().pvc_names.push_back(std::move(claim));
     return Status::Ok();
   }));
   VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "schedulingGates", [&](const json& o, const Path& gp) {
     std::string name;
     VC_RETURN_IF_ERROR(Get(c, o, gp, "name", &name));
-    spec->scheduling_gates.push_back(std::move(name));
+    spec->mutable_rare().scheduling_gates.push_back(std::move(name));
     return Status::Ok();
   }));
   return Get(c, s, p, "hostNetwork", &spec->host_network);

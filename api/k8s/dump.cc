@@ -45,6 +45,7 @@ template <typename T>
 json J(const std::optional<T>& o) {
   return o.has_value() ? json::array({J(*o)}) : json::array();
 }
+json J(OptionalInt64 o) { return o.has_value() ? json::array({*o}) : json::array(); }
 template <typename T>
 json J(const std::vector<T>& v) {
   json out = json::array();
@@ -117,14 +118,14 @@ json J(const Pod& p) {
             {"priority_class_name", s.priority_class_name},
             {"containers", J(s.containers)},
             {"init_containers", J(s.init_containers)},
-            {"overhead", J(s.overhead)},
+            {"overhead", J(s.overhead())},
             {"node_selector", J(s.node_selector)},
             {"tolerations", J(s.tolerations)},
             {"has_node_affinity", s.has_node_affinity},
             {"has_pod_affinity", s.has_pod_affinity},
             {"has_pod_anti_affinity", s.has_pod_anti_affinity},
-            {"pvc_names", J(s.pvc_names)},
-            {"scheduling_gates", J(s.scheduling_gates)},
+            {"pvc_names", J(s.pvc_names())},
+            {"scheduling_gates", J(s.scheduling_gates())},
             {"host_network", s.host_network}}},
           {"status",
            {{"phase", st.phase},

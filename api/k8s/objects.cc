@@ -21,7 +21,29 @@ constexpr std::string_view StaticKind() {
   return {};
 }
 
+const PodSpec::Rare& NoRare() {
+  static const PodSpec::Rare empty;
+  return empty;
+}
+
 }  // namespace
+
+const ResourceList& PodSpec::overhead() const { return (rare ? *rare : NoRare()).overhead; }
+const std::vector<std::string>& PodSpec::pvc_names() const { return (rare ? *rare : NoRare()).pvc_names; }
+const std::vector<std::string>& PodSpec::scheduling_gates() const {
+  return (rare ? *rare : NoRare()).scheduling_gates;
+}
+
+PodSpec::Rare& PodSpec::mutable_rare() {
+  // use_count() == 1: no other spec holds the block, and none can start to while this one is
+  // being written (copying it would read this spec), so it may be changed in place.
+  if (!rare) {
+    rare = std::make_shared<Rare>();
+  } else if (rare.use_count() > 1) {
+    rare = std::make_shared<Rare>(*rare);
+  }
+  return const_cast<Rare&>(*rare);
+}
 
 std::string_view KindOf(const Object& obj) {
   return std::visit(

@@ -315,7 +315,7 @@ TEST(DecodeFastDifferential, FullPodTakesTheFastPath) {
   Object obj;
   ASSERT_TRUE(FastDecodeObject(kFullPod, &obj));
   const Pod& p = std::get<Pod>(obj);
-  EXPECT_EQ(p.spec.pvc_names, std::vector<std::string>{"data-web-0"});
+  EXPECT_EQ(p.spec.pvc_names(), std::vector<std::string>{"data-web-0"});
   EXPECT_EQ(p.metadata.annotations.at("note"), "a \"quoted\" \\ value\n\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
   EXPECT_EQ(p.spec.containers[0].requests[0].first, "cpu");  // sorted by name
   EXPECT_TRUE(p.spec.has_node_affinity);

@@ -163,7 +163,7 @@ TEST(DecodeSharedData, PodGkeRunningWithRequestsAndLimits) {
   EXPECT_EQ(c.ports[0].host_port, 0);
   EXPECT_EQ(c.ports[0].protocol, "TCP");
   EXPECT_TRUE(p.spec.init_containers.empty());
-  EXPECT_TRUE(p.spec.pvc_names.empty());  // a secret volume is not a claim
+  EXPECT_TRUE(p.spec.pvc_names().empty());  // a secret volume is not a claim
 
   ASSERT_EQ(p.spec.tolerations.size(), 2u);
   EXPECT_EQ(p.spec.tolerations[0].key, "node.kubernetes.io/not-ready");
@@ -467,7 +467,7 @@ TEST(DecodeFields, FullPod) {
   EXPECT_EQ(c.ports[0].host_ip, "10.0.0.1");
   EXPECT_EQ(c.ports[0].protocol, "TCP");
   EXPECT_EQ(c.ports[1].protocol, "UDP");
-  EXPECT_EQ(Q(p.spec.overhead, "cpu").MilliValue(), 250);
+  EXPECT_EQ(Q(p.spec.overhead(), "cpu").MilliValue(), 250);
   EXPECT_EQ(p.spec.node_selector.at("disk"), "ssd");
   ASSERT_EQ(p.spec.tolerations.size(), 1u);
   EXPECT_EQ(p.spec.tolerations[0].operator_, "Equal");
@@ -475,8 +475,8 @@ TEST(DecodeFields, FullPod) {
   EXPECT_TRUE(p.spec.has_node_affinity);
   EXPECT_FALSE(p.spec.has_pod_affinity);
   EXPECT_TRUE(p.spec.has_pod_anti_affinity);
-  EXPECT_THAT(p.spec.pvc_names, ElementsAre("data"));
-  EXPECT_THAT(p.spec.scheduling_gates, ElementsAre("wait"));
+  EXPECT_THAT(p.spec.pvc_names(), ElementsAre("data"));
+  EXPECT_THAT(p.spec.scheduling_gates(), ElementsAre("wait"));
   EXPECT_EQ(p.status.phase, "Pending");
   EXPECT_EQ(p.status.nominated_node_name, "n1");
   EXPECT_FALSE(p.status.start_time.has_value());
@@ -489,6 +489,32 @@ TEST(DecodeFields, DefaultsOfAMinimalPod) {
   EXPECT_FALSE(r->spec.priority.has_value());
   EXPECT_EQ(r->metadata.creation_timestamp, 0);
   EXPECT_EQ(DescribeObject(Object(*r)), "Pod a");
+}
+
+// Overhead, PVC volumes and scheduling gates sit behind one pointer that most pods leave
+// null; a copy of a pod shares it until one of them writes.
+TEST(DecodeFields, RareSpecFieldsAreOnePointerNullWhenUnset) {
+  auto plain = DecodePod(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},
+      "spec":{"volumes":[{"name":"s","secret":{"secretName":"x"}}],"overhead":{},"schedulingGates":[]}})");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->spec.rare, nullptr);
+  EXPECT_TRUE(plain->spec.overhead().empty());
+  EXPECT_TRUE(plain->spec.pvc_names().empty());
+  EXPECT_TRUE(plain->spec.scheduling_gates().empty());
+
+  auto gated = DecodePod(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},
+      "spec":{"schedulingGates":[{"name":"wait"}]}})");
+  ASSERT_TRUE(gated.ok()) << gated.status().ToString();
+  ASSERT_NE(gated->spec.rare, nullptr);
+  Pod copy = *gated;
+  EXPECT_EQ(copy.spec.rare, gated->spec.rare);  // shared, not copied
+  copy.spec.mutable_rare().scheduling_gates.clear();
+  copy.spec.mutable_rare().pvc_names.push_back("data");
+  EXPECT_NE(copy.spec.rare, gated->spec.rare);
+  EXPECT_THAT(gated->spec.scheduling_gates(), ElementsAre("wait"));
+  EXPECT_TRUE(gated->spec.pvc_names().empty());
+  EXPECT_TRUE(copy.spec.scheduling_gates().empty());
+  EXPECT_THAT(copy.spec.pvc_names(), ElementsAre("data"));
 }
 
 TEST(DecodeFields, NodeTaintsAndUnschedulable) {
@@ -820,6 +846,11 @@ constexpr BadCase kBadCases[] = {
      Api::kPodSpec,
      R"({"overhead":{"cpu":true}})",
      {"Pod default/web-0: spec.overhead.cpu: expected quantity (string or number), got boolean"}},
+    {"grace period at int64's minimum",  // OptionalInt64's "absent": refused, not dropped
+     Api::kObject,
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"default",
+           "deletionGracePeriodSeconds":-9223372036854775808}})",
+     {"Pod default/web-0: metadata.deletionGracePeriodSeconds: ", "out of range for int64"}},
     {"string where int expected",
      Api::kPodSpec,
      R"({"priority":"high"})",

@@ -80,7 +80,7 @@ TaskInfo MakeTask(const TaskSpec& spec) {
   c.requests = spec.requests;
   c.ports = spec.ports;
   pod.spec.containers.push_back(std::move(c));
-  pod.spec.pvc_names = spec.pvcs;
+  pod.spec.mutable_rare().pvc_names = spec.pvcs;
   pod.spec.has_pod_affinity = spec.affinity;
   pod.spec.has_pod_anti_affinity = spec.anti_affinity;
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));

@@ -55,11 +55,11 @@ Resource RequestOf(const k8s::Pod& pod) {
   return r.ok() ? *r : Resource();
 }
 
-// Two copies per task (the job's and the node's) plus every snapshot's private copies: the
-// map node of a 120-byte TaskInfo is a 160-byte allocation (176 at 121 bytes and more).
-static_assert(sizeof(TaskInfo) <= 120);
-// One per task, allocated with its control block by make_shared: 208 bytes at 176 (224 at 192).
-static_assert(sizeof(TaskMeta) <= 176);
+// Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
+// private copies: each byte here is two bytes per task.
+static_assert(sizeof(TaskInfo) <= 80);
+// One per task, allocated with its control block by make_shared: a 128-byte block at 112.
+static_assert(sizeof(TaskMeta) <= 112);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
@@ -119,7 +119,7 @@ TEST(PodRequestTest, SidecarsAddToLaterInitContainersAndRegularOnesPlusOverhead)
   EXPECT_EQ(r.milli_cpu(), 1100);
   EXPECT_EQ(r.memory(), 1344 * kMi);
 
-  pod.spec.overhead = RL({{"cpu", "250m"}, {"memory", "120Mi"}});
+  pod.spec.mutable_rare().overhead = RL({{"cpu", "250m"}, {"memory", "120Mi"}});
   r = RequestOf(pod);
   EXPECT_EQ(r.milli_cpu(), 1350);
   EXPECT_EQ(r.memory(), 1535115264);  // 1464 MiB
@@ -166,7 +166,7 @@ TEST(PodRequestTest, NegativeQuantityNamesTheField) {
   EXPECT_THAT(r.status().message(), HasSubstr("spec.initContainers[0].resources.requests"));
 
   k8s::Pod overhead = MakePod("default", "neg-overhead");
-  overhead.spec.overhead = RL({{"cpu", "-100m"}});
+  overhead.spec.mutable_rare().overhead = RL({{"cpu", "-100m"}});
   r = PodRequest(overhead);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("spec.overhead"));
@@ -220,7 +220,7 @@ TEST(PodNonZeroRequestTest, InitContainersSidecarsAndOverheadFollowTheRequestRul
   EXPECT_EQ(nz.milli_cpu, 1100);
   EXPECT_EQ(nz.memory, 600 * kMi);
 
-  pod.spec.overhead = RL({{"cpu", "50m"}, {"memory", "10Mi"}});
+  pod.spec.mutable_rare().overhead = RL({{"cpu", "50m"}, {"memory", "10Mi"}});
   nz = PodNonZeroRequest(pod);
   EXPECT_EQ(nz.milli_cpu, 1150);
   EXPECT_EQ(nz.memory, 610 * kMi);
@@ -248,7 +248,7 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   k8s::Container init = MakeContainer("i", RL({}));
   init.ports.push_back(k8s::ContainerPort{9000, 9000, "", ""});  // protocol defaults to TCP
   pod.spec.init_containers.push_back(init);
-  pod.spec.pvc_names = {"data", "logs"};
+  pod.spec.mutable_rare().pvc_names = {"data", "logs"};
   pod.spec.has_pod_anti_affinity = true;
 
   auto ptr = std::make_shared<const k8s::Pod>(pod);
@@ -266,15 +266,15 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_EQ(t.resreq.milli_cpu(), 2000);
   EXPECT_EQ(t.resreq.memory(), 4 * kGi);
   EXPECT_EQ(t.resreq.Get("pods"), 1);
-  EXPECT_EQ(t.meta->creation_timestamp, 1700000000123);
+  EXPECT_EQ(t.meta->creation_timestamp(), 1700000000123);
   EXPECT_EQ(t.meta->non_zero.milli_cpu, 2000);
   EXPECT_EQ(t.meta->non_zero.memory, 4 * kGi);
   EXPECT_THAT(t.meta->host_ports(),
               ::testing::UnorderedElementsAre(HostPort{"", "TCP", 80}, HostPort{"10.0.0.1", "UDP", 53},
                                               HostPort{"", "TCP", 9000}));
   EXPECT_THAT(t.meta->pvcs(), ::testing::ElementsAre("team-a/data", "team-a/logs"));
-  EXPECT_TRUE(t.meta->has_affinity);
-  EXPECT_TRUE(t.meta->has_required_anti_affinity);
+  EXPECT_TRUE(t.meta->has_affinity());
+  EXPECT_TRUE(t.meta->has_required_anti_affinity());
   EXPECT_EQ(t.meta->pod, ptr);
   EXPECT_EQ(&t.pod(), ptr.get());
   EXPECT_EQ(t.annotations().at("custom"), "x");
@@ -396,7 +396,7 @@ TEST(TaskInfoTest, BestEffortMeansNoCpuMemoryOrScalarsButPods) {
     SCOPED_TRACE(row.name);
     k8s::Pod pod = MakePod("default", "p");
     pod.spec.containers.push_back(MakeContainer("c", row.requests));
-    pod.spec.overhead = row.overhead;
+    pod.spec.mutable_rare().overhead = row.overhead;
     TaskInfo t = TaskOf(pod);
     EXPECT_EQ(t.best_effort, row.want);
     EXPECT_EQ(t.resreq.Get("pods"), 1);
@@ -405,13 +405,13 @@ TEST(TaskInfoTest, BestEffortMeansNoCpuMemoryOrScalarsButPods) {
 
 TEST(TaskInfoTest, SchedulingGatesAndStatus) {
   k8s::Pod pod = MakePod("default", "gated");
-  pod.spec.scheduling_gates = {"example.com/quota"};
+  pod.spec.mutable_rare().scheduling_gates = {"example.com/quota"};
   TaskInfo t = TaskOf(pod);
   EXPECT_TRUE(t.scheduling_gated);
   EXPECT_EQ(t.status, TaskStatus::kPending);
   EXPECT_EQ(t.node_name, "");
 
-  pod.spec.scheduling_gates.clear();
+  pod.spec.mutable_rare().scheduling_gates.clear();
   pod.spec.node_name = "n2";
   t = TaskOf(pod);
   EXPECT_FALSE(t.scheduling_gated);

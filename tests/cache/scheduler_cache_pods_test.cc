@@ -150,7 +150,7 @@ TEST_F(SchedulerCacheTest, AddPodWithInvalidQuantityIsRefusedNamingPodAndField) 
   EXPECT_EQ(cache->counters().events_refused, 1u);
   // An invalid overhead is named too.
   auto pod = Pod("bad2", "job").Build();
-  pod.spec.overhead = Resources({{"memory", "-5Mi"}});
+  pod.spec.mutable_rare().overhead = Resources({{"memory", "-5Mi"}});
   ExpectRefused([&] { return cache->AddPod(std::make_shared<const k8s::Pod>(pod)); },
                 StatusCode::kInvalidArgument, {"Pod ns/bad2", "spec.overhead.memory"});
 }

@@ -211,7 +211,7 @@ TEST(AllocateTest, SchedulingGatedTasksAreNotPlaced) {
   w.Node(NodeBuilder("n1").Allocatable("8", "8Gi"));
   w.Group(PodGroupBuilder("ns", "a").MinMember(1));
   k8s::Pod gated = PodBuilder("ns", "a-0").Group("a").Request("1", "1Gi").Build();
-  gated.spec.scheduling_gates.push_back("example.com/wait");
+  gated.spec.mutable_rare().scheduling_gates.push_back("example.com/wait");
   w.Pod(gated);
   w.Pod(PodBuilder("ns", "a-1").Group("a").Request("1", "1Gi"));
   AllocationPlan plan = w.Run();
