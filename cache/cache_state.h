@@ -217,7 +217,13 @@ struct SchedulerCache::Impl {
   // Versions an incremental snapshot let go of, freed after the lock (cache/reclaimer.h).
   using Retired = std::vector<std::shared_ptr<const void>>;
 
+  // Whether snapshots hold the job: it has a PodGroup whose queue the cache knows.
   bool IncludeJob(const JobInfo& job) const REQUIRES(mu);
+  // IncludeJob's last queue answer, reused while the queues are unchanged (the jobs of one
+  // queue change together; hashing the name was a sixth of an incremental refresh on L).
+  mutable std::string known_queue_name GUARDED_BY(mu);
+  mutable uint64_t known_queue_version GUARDED_BY(mu) = 0;  // queue_version starts at 1
+  mutable bool known_queue GUARDED_BY(mu) = false;
   // IncludeJob(*slot.info), and for a node its readiness, remembered in the slot until the
   // slot or the queues change.
   bool Included(Slot<JobInfo>& slot) REQUIRES(mu);
