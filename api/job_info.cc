@@ -102,7 +102,10 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
   total_request_.SubUnchecked(t.resreq);
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq);
-  if (auto fe = fit_errors_.find(uid); fe != fit_errors_.end()) fit_errors_.erase(fe);
+  if (fit_errors_.find(uid) != fit_errors_.end()) {
+    auto& errors = fit_errors_.mut();
+    errors.erase(errors.find(uid));
+  }
   tasks_.erase(it);
   ++generation_;
   return Status::Ok();
@@ -186,10 +189,11 @@ bool JobInfo::IsPending() const { return phase_.empty() || phase_ == "Pending"; 
 
 void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   if (tasks_.find(uid) == tasks_.end()) return;
-  if (auto it = fit_errors_.find(uid); it != fit_errors_.end()) {
+  auto& errors = fit_errors_.mut();
+  if (auto it = errors.find(uid); it != errors.end()) {
     it->second = std::move(reason);
   } else {
-    fit_errors_.emplace(std::string(uid), std::move(reason));
+    errors.emplace(std::string(uid), std::move(reason));
   }
   ++generation_;
 }
