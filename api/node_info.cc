@@ -163,8 +163,9 @@ void NodeInfo::AccountNodeFacts(const TaskMeta::NodeFacts& pc, int sign) {
   for (const std::string& pvc : pc.pvcs) {
     if (sign > 0) {
       ++pvc_ref_counts_[pvc];
-    } else if (auto it = pvc_ref_counts_.find(pvc); it != pvc_ref_counts_.end() && --it->second <= 0) {
-      pvc_ref_counts_.erase(it);
+    } else if (pvc_ref_counts_.find(pvc) != pvc_ref_counts_.end()) {
+      auto& counts = pvc_ref_counts_.mut();
+      if (auto it = counts.find(pvc); --it->second <= 0) counts.erase(it);
     }
   }
 }

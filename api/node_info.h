@@ -87,7 +87,7 @@ class NodeInfo {
   const NonZeroRequest& non_zero_requested() const { return non_zero_requested_; }
   // (ip/protocol/port) → number of tasks using it.
   const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_; }
-  const std::map<std::string, int32_t, std::less<>>& pvc_ref_counts() const { return pvc_ref_counts_; }
+  const std::map<std::string, int32_t, std::less<>>& pvc_ref_counts() const { return pvc_ref_counts_.get(); }
   int32_t pods_with_affinity() const { return pods_with_affinity_; }
   // Pods with pod anti-affinity (the object model does not tell required from preferred).
   int32_t pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
@@ -102,7 +102,7 @@ class NodeInfo {
   const TaskInfo* FindTask(std::string_view key) const;
 
   // Image name → state (from the Node object's status.images).
-  const std::unordered_map<std::string, ImageState>& images() const { return images_; }
+  const std::unordered_map<std::string, ImageState>& images() const { return images_.get(); }
 
   // Bumped by every mutation; the cache uses it for incremental snapshots.
   uint64_t generation() const { return generation_; }
@@ -126,19 +126,22 @@ class NodeInfo {
   std::string name_;
   k8s::NodePtr node_;
   NodeState state_;
-  // Interned (zones repeat): a NodeInfo is 752 bytes, its make_shared block tcmalloc's
-  // 768-byte class (896 with a std::string).
+  // Interned (zones repeat): one pointer, not a 32-byte std::string.
   k8s::Interned revocable_zone_;
   Resource allocatable_, capacity_, idle_, used_, releasing_, pipelined_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
-  std::map<std::string, int32_t, std::less<>> pvc_ref_counts_;
+  // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
+  // share them (k8s::Shared, 16 bytes each), so a deep copy does not copy a node's image
+  // list, and a NodeInfo is 568 bytes, its make_shared block tcmalloc's 640-byte class (704
+  // with the maps inline).
+  k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
   int64_t negative_idle_events_ = 0;
   TaskTable tasks_{TaskInfo::kByKey};
-  std::unordered_map<std::string, ImageState> images_;
+  k8s::Shared<std::unordered_map<std::string, ImageState>> images_;
   uint64_t generation_ = 0;
 };
 
