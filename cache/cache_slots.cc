@@ -1,5 +1,5 @@
-// Slots: the copy-on-write versions of nodes and jobs, their generations, the most-recently-
-// changed lists and the removal log that incremental snapshots read (cache/cache_state.h).
+// Slots: the copy-on-write versions of nodes and jobs, their generations, the change logs
+// and the removal log that incremental snapshots read (cache/cache_state.h).
 
 #include "cache/cache_state.h"
 
@@ -11,7 +11,7 @@ NodeInfo& SchedulerCache::Impl::WritableNode(const std::string& name, NodeSlot& 
     s.published = false;
   }
   s.gen = NextGen();
-  node_mru.splice(node_mru.begin(), node_mru, s.mru);
+  node_log.Append(s);
   s.info->set_generation(s.gen);
   (void)name;
   return *s.info;
@@ -23,7 +23,7 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
     s.published = false;
   }
   s.gen = NextGen();
-  job_mru.splice(job_mru.begin(), job_mru, s.mru);
+  job_log.Append(s);
   s.info->set_generation(s.gen);
   return *s.info;
 }
@@ -35,8 +35,8 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
   s.info = std::move(info);
   s.gen = NextGen();
   s.info->set_generation(s.gen);
-  node_mru.push_front({&entry->first, &s});
-  s.mru = node_mru.begin();
+  s.key = &entry->first;
+  node_log.Append(s);
   return s;
 }
 
@@ -46,8 +46,8 @@ SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(const JobId& id) {
   s.info = std::make_shared<JobInfo>(id);
   s.gen = NextGen();
   s.info->set_generation(s.gen);
-  job_mru.push_front({&entry->first, &s});
-  s.mru = job_mru.begin();
+  s.key = &entry->first;
+  job_log.Append(s);
   return s;
 }
 
@@ -62,7 +62,7 @@ void SchedulerCache::Impl::LogRemoval(bool is_node, const std::string& key) {
 void SchedulerCache::Impl::EraseNodeSlot(const std::string& name) {
   auto it = nodes.find(name);
   if (it == nodes.end()) return;
-  node_mru.erase(it->second.mru);
+  node_log.Erase(it->second);
   nodes.erase(it);
   tree.Remove(name);
   LogRemoval(true, name);
@@ -71,7 +71,7 @@ void SchedulerCache::Impl::EraseNodeSlot(const std::string& name) {
 void SchedulerCache::Impl::EraseJobSlot(const JobId& id) {
   auto it = jobs.find(id);
   if (it == jobs.end()) return;
-  job_mru.erase(it->second.mru);
+  job_log.Erase(it->second);
   jobs.erase(it);
   LogRemoval(false, id);
 }

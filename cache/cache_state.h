@@ -4,7 +4,7 @@
 //
 // This header is the field list and its invariants; the logic lives in .cc files named for
 // what they do:
-//   cache/cache_slots.cc        copy-on-write slots, generations, the MRU lists, removals
+//   cache/cache_slots.cc        copy-on-write slots, generations, the change logs, removals
 //   cache/task_accounting.cc    tasks on nodes and jobs, pods in and out, unassume
 //   cache/object_bookkeeping.cc nodes, PodGroups and priorities
 //   cache/snapshot_building.cc  full and incremental snapshots
@@ -15,7 +15,6 @@
 // leave the cache (cluster source, reclaimer) go through helpers marked EXCLUDES(mu).
 
 #include <deque>
-#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,13 +54,7 @@ using cache_internal::SplitKey;
 // then never mutated again: the cache writes to a fresh copy (copy-on-write).
 template <typename T>
 struct Slot {
-  // An entry of the most-recently-changed list: the slot and its key in the cache's map
-  // (unordered_map elements never move), so an incremental snapshot walks the list without
-  // hashing names.
-  struct MruRef {
-    const std::string* key;
-    Slot* slot;
-  };
+  static constexpr size_t kNotLogged = ~size_t{0};
   std::shared_ptr<T> info;
   bool published = false;
   // Whether snapshots hold this version (a job: it has a PodGroup of a known queue; a node:
@@ -71,13 +64,76 @@ struct Slot {
   uint32_t included_qv = 0;
   uint64_t included_at = 0;
   uint64_t gen = 0;
-  typename std::list<MruRef>::iterator mru;
+  size_t log_pos = kNotLogged;       // this slot's entry in its ChangeLog
+  const std::string* key = nullptr;  // the slot's key in the cache's map (its elements never move)
   // This slot's entry in the snapshot whose ClusterInfo slot tag is `snap_tag` (the last
   // snapshot that put the slot in), so an incremental refresh finds it without hashing the
   // name. Whoever erases that entry while the slot lives resets snap_tag (0: look it up).
   using SnapEntry = std::pair<const std::string, std::shared_ptr<const T>>;
   SnapEntry* snap_entry = nullptr;
   uint64_t snap_tag = 0;
+};
+
+// The order in which the slots of one kind last changed, for incremental snapshots. Every
+// write appends an entry (generations ascend along the array) and clears the slot's earlier
+// entry; erasing a slot clears its entry. So the entries after a snapshot's generation are
+// the slots changed since, each once, all live, and a refresh finds them by reading the
+// array's tail backwards: no chain of dependent loads (a std::list walk missed the cache on
+// each list entry and then on its slot), so the slots' misses can overlap.
+template <typename T>
+class ChangeLog {
+ public:
+  struct Entry {
+    uint64_t gen;
+    Slot<T>* slot;  // null: the slot changed again later, or was erased
+  };
+
+  // Records that `s` changed at s.gen, the newest generation yet.
+  void Append(Slot<T>& s) {
+    if (s.log_pos != Slot<T>::kNotLogged) {
+      entries_[s.log_pos].slot = nullptr;
+    } else {
+      ++live_;
+    }
+    s.log_pos = entries_.size();
+    entries_.push_back({s.gen, &s});
+    // Cleared entries are dropped once they outnumber the live ones: each write pays for
+    // about one entry moved.
+    if (entries_.size() > 2 * live_ + kSlack) Compact();
+  }
+  // Forgets `s`, about to be erased.
+  void Erase(Slot<T>& s) {
+    if (s.log_pos == Slot<T>::kNotLogged) return;
+    entries_[s.log_pos].slot = nullptr;
+    s.log_pos = Slot<T>::kNotLogged;
+    --live_;
+  }
+  // Calls f(entry) for every slot changed after generation `since`, the newest first.
+  template <typename F>
+  void ForEachSince(uint64_t since, F&& f) const {
+    for (size_t i = entries_.size(); i-- > 0;) {
+      const Entry& e = entries_[i];
+      if (e.gen <= since) break;
+      if (e.slot != nullptr) f(e);
+    }
+  }
+  size_t live() const { return live_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  static constexpr size_t kSlack = 1024;
+  void Compact() {
+    size_t w = 0;
+    for (const Entry& e : entries_) {
+      if (e.slot == nullptr) continue;
+      e.slot->log_pos = w;
+      entries_[w++] = e;
+    }
+    entries_.resize(w);
+  }
+
+  std::vector<Entry> entries_;
+  size_t live_ = 0;  // entries whose slot is set
 };
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
@@ -121,12 +177,12 @@ struct SchedulerCache::Impl {
   mutable Mutex mu;
 
   // ---- the cache's objects ----
-  // Invariant: every slot is on its MRU list exactly once (slot.mru points at its entry),
-  // and the lists are ordered by slot.gen, highest first.
+  // Invariant: every slot has exactly one live entry in its change log (slot.log_pos), of
+  // generation slot.gen.
   std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
   std::unordered_map<JobId, JobSlot> jobs GUARDED_BY(mu);
-  std::list<Slot<NodeInfo>::MruRef> node_mru GUARDED_BY(mu);  // front = most recently changed
-  std::list<Slot<JobInfo>::MruRef> job_mru GUARDED_BY(mu);
+  ChangeLog<NodeInfo> node_log GUARDED_BY(mu);
+  ChangeLog<JobInfo> job_log GUARDED_BY(mu);
   struct Removal {
     bool is_node;
     std::string key;
@@ -178,7 +234,7 @@ struct SchedulerCache::Impl {
   // ------------------------------------------- slots (cache/cache_slots.cc)
   uint64_t NextGen() REQUIRES(mu) { return ++gen; }
   // The slot's version, made private to the cache first if a snapshot shares it; takes a
-  // new generation and moves the slot to the front of its MRU list.
+  // new generation and appends the slot to its change log.
   NodeInfo& WritableNode(const std::string& name, NodeSlot& s) REQUIRES(mu);
   JobInfo& WritableJob(JobSlot& s) REQUIRES(mu);
   NodeSlot& CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) REQUIRES(mu);

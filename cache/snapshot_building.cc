@@ -48,6 +48,24 @@ class Prefetcher {
   typename M::iterator it_, end_;
 };
 
+// The slots `log` says changed after generation `since`, newest first. The log is read as
+// an array, so the slots' cache misses overlap: a first pass prefetches the slots, a second
+// the versions and snapshot entries they point at, which the refresh then reads.
+template <typename T>
+std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since) {
+  std::vector<Slot<T>*> out;
+  log.ForEachSince(since, [&out](const typename ChangeLog<T>::Entry& e) {
+    __builtin_prefetch(e.slot);
+    __builtin_prefetch(reinterpret_cast<const char*>(e.slot) + 64);
+    out.push_back(e.slot);
+  });
+  for (Slot<T>* s : out) {
+    __builtin_prefetch(s->info.get());
+    __builtin_prefetch(s->snap_entry);
+  }
+  return out;
+}
+
 // A fresh ClusterInfo slot tag: unique in the process, so a slot never mistakes another
 // snapshot (or an earlier build of the same one) for the one it remembers.
 uint64_t NewSlotTag() {
@@ -348,24 +366,11 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
       RefreshJob(snap, r->key, retired);
     }
   }
-  // 3. Objects changed since, most recent first, stopping at the first unchanged one. The
-  // MRU walk is a chain of dependent loads (list entry, slot); the versions and snapshot
-  // entries a refresh reads are prefetched as the walk finds them, and refreshed after it,
-  // so that their misses overlap instead of adding up.
-  const auto changed = [since](auto& mru) {
-    std::vector<typename std::decay_t<decltype(mru)>::value_type> out;
-    for (const auto& ref : mru) {
-      if (ref.slot->gen <= since) break;
-      __builtin_prefetch(ref.slot->info.get());
-      __builtin_prefetch(ref.slot->snap_entry);
-      out.push_back(ref);
-    }
-    return out;
-  };
-  for (const auto& ref : changed(node_mru)) {
-    membership_changed |= RefreshNode(snap, *ref.key, ref.slot, &total, &recount_total, retired);
+  // 3. Objects changed since, newest first: the tail of each change log.
+  for (Slot<NodeInfo>* slot : ChangedSince(node_log, since)) {
+    membership_changed |= RefreshNode(snap, *slot->key, slot, &total, &recount_total, retired);
   }
-  for (const auto& ref : changed(job_mru)) RefreshJob(snap, *ref.key, ref.slot, retired);
+  for (Slot<JobInfo>* slot : ChangedSince(job_log, since)) RefreshJob(snap, *slot->key, slot, retired);
   if (recount_total) {
     total = Resource();
     for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());

@@ -507,6 +507,49 @@ TEST_F(SnapshotDifferentialTest, TotalAllocatableHasNoZeroScalarsLeftByDepartedN
   EXPECT_EQ(cache.counters().incremental_snapshots, 3u);  // the refreshes took the incremental path
 }
 
+// Thousands of writes to a few nodes: the cache's change logs hold an entry per write and
+// drop the cleared ones once they outnumber the live ones by 1,024 (cache/cache_state.h,
+// ChangeLog), so 6,000 writes to 3 nodes compact each log several times, with snapshots
+// taken before, between and after. Every refresh, however far it lags, equals a fresh one
+// and takes the incremental path.
+TEST_F(SnapshotDifferentialTest, ManyWritesToFewObjectsRefreshAcrossLogCompactions) {
+  auto clock = std::make_shared<FakeClock>();
+  ObjectStoreSource source;
+  SchedulerCache cache(SchedulerCacheOptions{}, clock, &source);
+  auto put = [&](const std::string& name, int round) {
+    k8s::NodePtr node = GpuNode(name, round % 2 == 0);
+    std::const_pointer_cast<k8s::Node>(node)->metadata.labels["round"] = std::to_string(round);
+    source.PutNode(node);
+    cache.UpdateNode(*node, *node);
+    cache.DrainQueuesOnce();
+  };
+  for (int n = 0; n < 3; ++n) put("node-" + std::to_string(n), 0);
+  std::unique_ptr<ClusterInfo> kept = cache.Snapshot();
+  std::unique_ptr<ClusterInfo> lagging = cache.Snapshot();
+  const uint64_t incremental_before = cache.counters().incremental_snapshots;
+  uint64_t refreshes = 0;
+  for (int round = 1; round <= 2000; ++round) {
+    for (int n = 0; n < 3; ++n) {
+      if ((round + n) % 3 != 0) put("node-" + std::to_string(n), round);
+    }
+    if (round % 7 == 0) {
+      cache.UpdateSnapshot(kept.get());
+      ++refreshes;
+      ASSERT_EQ(Diff(*kept, *cache.Snapshot()), "") << "round " << round;
+    }
+    if (round % 611 == 0) {
+      cache.UpdateSnapshot(lagging.get());
+      ++refreshes;
+      ASSERT_EQ(Diff(*lagging, *cache.Snapshot()), "") << "round " << round;
+    }
+  }
+  cache.UpdateSnapshot(lagging.get());
+  ++refreshes;
+  EXPECT_EQ(Diff(*lagging, *cache.Snapshot()), "");
+  EXPECT_EQ(lagging->FindNode("node-0")->node()->metadata.labels.at("round"), "2000");  // (2000 + 0) % 3 != 0
+  EXPECT_EQ(cache.counters().incremental_snapshots - incremental_before, refreshes);
+}
+
 // An old snapshot is never changed by later cache events, however many.
 TEST_F(SnapshotDifferentialTest, OldSnapshotIsNeverChangedByLaterEvents) {
   RandomClusterOptions opts;
