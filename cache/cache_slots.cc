@@ -35,7 +35,6 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
   s.info = std::move(info);
   s.gen = NextGen();
   s.info->set_generation(s.gen);
-  s.key = &entry->first;
   node_log.Append(s);
   return s;
 }
@@ -46,7 +45,6 @@ SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(const JobId& id) {
   s.info = std::make_shared<JobInfo>(id);
   s.gen = NextGen();
   s.info->set_generation(s.gen);
-  s.key = &entry->first;
   job_log.Append(s);
   return s;
 }

@@ -64,8 +64,7 @@ struct Slot {
   uint32_t included_qv = 0;
   uint64_t included_at = 0;
   uint64_t gen = 0;
-  size_t log_pos = kNotLogged;       // this slot's entry in its ChangeLog
-  const std::string* key = nullptr;  // the slot's key in the cache's map (its elements never move)
+  size_t log_pos = kNotLogged;  // this slot's entry in its ChangeLog
   // This slot's entry in the snapshot whose ClusterInfo slot tag is `snap_tag` (the last
   // snapshot that put the slot in), so an incremental refresh finds it without hashing the
   // name. Whoever erases that entry while the slot lives resets snap_tag (0: look it up).
@@ -120,8 +119,11 @@ class ChangeLog {
   size_t live() const { return live_; }
   size_t size() const { return entries_.size(); }
 
+  // How many cleared entries beyond the live ones the log keeps before dropping them (a
+  // small cluster's log stays small; 1,024 here cost S 30 bytes a task in vector capacity).
+  static constexpr size_t kSlack = 64;
+
  private:
-  static constexpr size_t kSlack = 1024;
   void Compact() {
     size_t w = 0;
     for (const Entry& e : entries_) {

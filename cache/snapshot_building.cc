@@ -368,9 +368,9 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   }
   // 3. Objects changed since, newest first: the tail of each change log.
   for (Slot<NodeInfo>* slot : ChangedSince(node_log, since)) {
-    membership_changed |= RefreshNode(snap, *slot->key, slot, &total, &recount_total, retired);
+    membership_changed |= RefreshNode(snap, slot->info->name(), slot, &total, &recount_total, retired);
   }
-  for (Slot<JobInfo>* slot : ChangedSince(job_log, since)) RefreshJob(snap, *slot->key, slot, retired);
+  for (Slot<JobInfo>* slot : ChangedSince(job_log, since)) RefreshJob(snap, slot->info->uid(), slot, retired);
   if (recount_total) {
     total = Resource();
     for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());

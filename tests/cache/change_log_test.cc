@@ -74,8 +74,8 @@ TEST(ChangeLogTest, MatchesAModelAcrossCompactions) {
     ASSERT_EQ(log.live(), static_cast<size_t>(std::count(live.begin(), live.end(), true)));
   }
   // 20,000 writes to at most 16 slots: without dropping cleared entries the log would hold
-  // thousands; it holds at most 2 * 16 + 1,024 + 1.
-  EXPECT_LE(max_size, 2 * slots.size() + 1025);
+  // thousands; it holds at most 2 * 16 + kSlack + 1.
+  EXPECT_LE(max_size, 2 * slots.size() + ChangeLog<NodeInfo>::kSlack + 1);
   EXPECT_EQ(Since(log, 0).size(), log.live());
 }
 

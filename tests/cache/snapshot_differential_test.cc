@@ -508,8 +508,8 @@ TEST_F(SnapshotDifferentialTest, TotalAllocatableHasNoZeroScalarsLeftByDepartedN
 }
 
 // Thousands of writes to a few nodes: the cache's change logs hold an entry per write and
-// drop the cleared ones once they outnumber the live ones by 1,024 (cache/cache_state.h,
-// ChangeLog), so 6,000 writes to 3 nodes compact each log several times, with snapshots
+// drop the cleared ones once they outnumber the live ones by ChangeLog::kSlack (64,
+// cache/cache_state.h), so 4,000 writes to 3 nodes compact the log many times, with snapshots
 // taken before, between and after. Every refresh, however far it lags, equals a fresh one
 // and takes the incremental path.
 TEST_F(SnapshotDifferentialTest, ManyWritesToFewObjectsRefreshAcrossLogCompactions) {
