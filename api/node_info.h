@@ -133,8 +133,8 @@ class NodeInfo {
   NonZeroRequest non_zero_requested_;
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
   // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
-  // share them (k8s::Shared, 16 bytes each), so a deep copy does not copy a node's image
-  // list, and a NodeInfo is 568 bytes, its make_shared block tcmalloc's 640-byte class (704
+  // share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a node's image
+  // list, and a NodeInfo is 552 bytes, its make_shared block tcmalloc's 576-byte class (704
   // with the maps inline).
   k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;

@@ -71,7 +71,7 @@ struct TaskMeta {
   NonZeroRequest non_zero;
   // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
   // ("namespace/claim"), pod (anti-)affinity. One pointer for all of it, null when the pod has
-  // none of it, so a TaskMeta is 112 bytes and its make_shared block tcmalloc's 128-byte class.
+  // none of it, so a TaskMeta is 104 bytes and its make_shared block tcmalloc's 128-byte class.
   struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;

@@ -72,32 +72,40 @@ size_t HashOf(const std::vector<PodCondition>& cs) {
 
 }  // namespace
 
-// The canonical blocks of one kind of part, held weakly, by hash.
+// The canonical blocks of one kind of part, held weakly, by hash: an entry is a plain
+// pointer, and the release of a block's last holder (Shared::Release) takes the entry out
+// before the block is freed. A lookup revives a block only while it still has a holder.
 template <class C>
 class SharedTable {
  public:
+  // One table per kind of part (Tables, below), made before any block is interned.
+  SharedTable() {
+    the_ = this;
+    Shared<C>::unintern_ = &SharedTable::Forget;
+  }
+
   void Intern(Shared<C>* s) EXCLUDES(mu_) {
-    auto& block = s->block_;
-    if (!block) return;
+    Block* block = s->block_;
+    if (block == nullptr) return;
     if (block->value.empty()) {
-      block.reset();
+      s->Reset();
       return;
     }
     const size_t h = HashOf(block->value);
     MutexLock lock(&mu_);
     auto [lo, hi] = entries_.equal_range(h);
     for (auto it = lo; it != hi; ++it) {
-      auto canonical = it->second.lock();
-      if (!canonical) continue;
+      Block* canonical = it->second;
       if (canonical == block) return;
-      if (canonical->value == block->value) {
-        block = std::move(canonical);
+      if (canonical->value == block->value && TryHold(canonical)) {
+        s->block_ = canonical;
+        Shared<C>::Release(block);  // not interned: a plain free (or another holder's)
         return;
       }
     }
     block->frozen.store(true, std::memory_order_relaxed);
+    block->interned.store(true, std::memory_order_relaxed);
     entries_.emplace(h, block);
-    if (entries_.size() >= sweep_at_) SweepLocked();
   }
 
   size_t Entries() const EXCLUDES(mu_) {
@@ -108,17 +116,36 @@ class SharedTable {
  private:
   using Block = typename Shared<C>::Block;
 
-  // Drops the entries whose blocks are gone; amortized: the next sweep waits until the table
-  // has doubled again.
-  void SweepLocked() REQUIRES(mu_) {
-    std::erase_if(entries_, [](const auto& e) { return e.second.expired(); });
-    sweep_at_ = std::max<size_t>(kMinSweep, 2 * entries_.size());
+  // One more holder of `b`, unless its last one already let go (its release is then on its
+  // way to Forget, waiting for the lock this caller holds).
+  static bool TryHold(Block* b) {
+    uint32_t n = b->refs.load(std::memory_order_relaxed);
+    while (n != 0) {
+      if (b->refs.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+    }
+    return false;
   }
 
-  static constexpr size_t kMinSweep = 4096;
+  // The last holder of interned block `b` let go: out of the table, then freed.
+  static void Forget(Block* b) {
+    the_->Erase(b);
+    delete b;
+  }
+  void Erase(Block* b) EXCLUDES(mu_) {
+    const size_t h = HashOf(b->value);
+    MutexLock lock(&mu_);
+    auto [lo, hi] = entries_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      if (it->second == b) {
+        entries_.erase(it);
+        break;
+      }
+    }
+  }
+
+  static inline SharedTable* the_ = nullptr;
   mutable Mutex mu_;
-  std::unordered_multimap<size_t, std::weak_ptr<Block>> entries_ GUARDED_BY(mu_);
-  size_t sweep_at_ GUARDED_BY(mu_) = kMinSweep;
+  std::unordered_multimap<size_t, Block*> entries_ GUARDED_BY(mu_);
 };
 
 namespace {

@@ -6,9 +6,9 @@
 // annotations once (with the Interned strings of api/k8s/interned.h, the decoded pod of the
 // standard shapes went from 1,432 to 528 bytes: docs/BENCHMARKS.md, issue 16).
 //
-// The table holds its blocks weakly: a block is freed with the last object holding it, and
-// its entry is swept on a later insert. Compacting changes no value: a compacted pod
-// compares equal to the pod before.
+// The table holds its blocks weakly: a block leaves the table and is freed with the last
+// object holding it. Compacting changes no value: a compacted pod compares equal to the pod
+// before.
 //
 // Thread-safety: thread-safe (one mutex per kind of part; the decoders of different
 // reflectors compact concurrently).
@@ -29,7 +29,7 @@ void Compact(Pod* pod);
 // job's pods arrive together, from a LIST or a controller's creates).
 Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name);
 
-// Entries held by the tables (live or not yet swept), for tests and /debug.
+// Entries held by the tables (every one a block some object holds), for tests and /debug.
 size_t CompactTableEntries();
 
 }  // namespace volcache::k8s

@@ -14,9 +14,14 @@
 // Thread-safety: as the object that holds it. A block is frozen — never written in place
 // again — from the moment it is shared (a copy of the field, or interning), so objects that
 // share it may be read by any number of threads while their private copies are changed.
+//
+// The field is one pointer (8 bytes): the block counts its holders itself (an intrusive
+// count, as boost::intrusive_ptr), where a std::shared_ptr took 16 bytes in the field and a
+// 16-byte control block beside the value. A decoded pod holds eight of these fields.
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -38,16 +43,26 @@ class Shared {
   Shared() = default;
   Shared(C c) { Assign(std::move(c)); }  // NOLINT(google-explicit-constructor): a field's value
   Shared(std::initializer_list<value_type> il) { Assign(C(il)); }
-  Shared(const Shared& o) : block_(o.block_) { Freeze(); }
-  Shared(Shared&&) noexcept = default;
+  Shared(const Shared& o) : block_(o.block_) { Hold(); }
+  Shared(Shared&& o) noexcept : block_(o.block_) { o.block_ = nullptr; }
+  ~Shared() { Release(block_); }
   Shared& operator=(const Shared& o) {
-    if (this != &o) {
+    if (block_ != o.block_) {
+      Block* old = block_;
       block_ = o.block_;
-      Freeze();
+      Hold();
+      Release(old);
     }
     return *this;
   }
-  Shared& operator=(Shared&&) noexcept = default;
+  Shared& operator=(Shared&& o) noexcept {
+    if (this != &o) {
+      Release(block_);
+      block_ = o.block_;
+      o.block_ = nullptr;
+    }
+    return *this;
+  }
   Shared& operator=(C c) {
     Assign(std::move(c));
     return *this;
@@ -63,9 +78,11 @@ class Shared {
   // The container to change: this field's own (a shared or frozen block is copied first).
   C& mut() {
     if (!block_) {
-      block_ = std::make_shared<Block>();
+      block_ = new Block();
     } else if (block_->frozen.load(std::memory_order_relaxed)) {
-      block_ = std::make_shared<Block>(block_->value);
+      Block* old = block_;
+      block_ = new Block(old->value);
+      Release(old);
     }
     return block_->value;
   }
@@ -133,7 +150,7 @@ class Shared {
   size_type erase(const K& k) {
     return block_ ? mut().erase(k) : 0;
   }
-  void clear() { block_.reset(); }
+  void clear() { Reset(); }
   void reserve(size_type n) { mut().reserve(n); }
   void resize(size_type n) { mut().resize(n); }
 
@@ -153,8 +170,14 @@ class Shared {
     explicit Block(const C& v) : value(v) {}
     explicit Block(C&& v) : value(std::move(v)) {}
     C value;
+    std::atomic<uint32_t> refs{1};  // the Shared fields that point here
     std::atomic<bool> frozen{false};
+    // Set once, by SharedTable (api/k8s/compact.cc), before the table hands the block out:
+    // the table holds it weakly, by a plain pointer that the last holder's release removes.
+    std::atomic<bool> interned{false};
   };
+  // What releases an interned block (set by the one SharedTable of C when it is made).
+  static inline void (*unintern_)(Block*) = nullptr;
 
   static const C& Empty() {
     static const C kEmpty;
@@ -162,16 +185,35 @@ class Shared {
   }
   void Assign(C c) {
     if (c.empty()) {
-      block_.reset();
+      Reset();
     } else {
-      block_ = std::make_shared<Block>(std::move(c));
+      Block* old = block_;
+      block_ = new Block(std::move(c));
+      Release(old);
     }
   }
-  void Freeze() const {
-    if (block_) block_->frozen.store(true, std::memory_order_relaxed);
+  void Reset() {
+    Release(block_);
+    block_ = nullptr;
+  }
+  // Another holder of block_ (a copy): the block is shared from now on.
+  void Hold() const {
+    if (block_ == nullptr) return;
+    block_->refs.fetch_add(1, std::memory_order_relaxed);
+    block_->frozen.store(true, std::memory_order_relaxed);
+  }
+  // One holder fewer; the last one frees the block (acq_rel: every holder's reads and writes
+  // happen before the free).
+  static void Release(Block* b) {
+    if (b == nullptr || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (b->interned.load(std::memory_order_relaxed)) {
+      unintern_(b);  // takes it out of its table, which then frees it
+    } else {
+      delete b;
+    }
   }
 
-  std::shared_ptr<Block> block_;
+  Block* block_ = nullptr;
 };
 
 }  // namespace volcache::k8s

@@ -58,8 +58,8 @@ Resource RequestOf(const k8s::Pod& pod) {
 // Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
 // private copies: each byte here is two bytes per task.
 static_assert(sizeof(TaskInfo) <= 80);
-// One per task, allocated with its control block by make_shared: a 128-byte block at 112.
-static_assert(sizeof(TaskMeta) <= 112);
+// One per task, allocated with its control block by make_shared: a 128-byte block.
+static_assert(sizeof(TaskMeta) <= 104);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
