@@ -91,21 +91,12 @@ class SharedTable {
       s->Reset();
       return;
     }
-    const size_t h = HashOf(block->value);
-    MutexLock lock(&mu_);
-    auto [lo, hi] = entries_.equal_range(h);
-    for (auto it = lo; it != hi; ++it) {
-      Block* canonical = it->second;
-      if (canonical == block) return;
-      if (canonical->value == block->value && TryHold(canonical)) {
-        s->block_ = canonical;
-        Shared<C>::Release(block);  // not interned: a plain free (or another holder's)
-        return;
-      }
-    }
-    block->frozen.store(true, std::memory_order_relaxed);
-    block->interned.store(true, std::memory_order_relaxed);
-    entries_.emplace(h, block);
+    Block* canonical = FindOrInsert(block);
+    if (canonical == block) return;
+    s->block_ = canonical;
+    // After the lock: the last release of a block frees its value (and, were it interned,
+    // would take this table's lock to remove its entry).
+    Shared<C>::Release(block);
   }
 
   size_t Entries() const EXCLUDES(mu_) {
@@ -115,6 +106,23 @@ class SharedTable {
 
  private:
   using Block = typename Shared<C>::Block;
+
+  // The table's block equal to `block`, with one more holder; `block` itself (entered) when
+  // the table has none.
+  Block* FindOrInsert(Block* block) EXCLUDES(mu_) {
+    const size_t h = HashOf(block->value);
+    MutexLock lock(&mu_);
+    auto [lo, hi] = entries_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      Block* canonical = it->second;
+      if (canonical == block) return block;
+      if (canonical->value == block->value && TryHold(canonical)) return canonical;
+    }
+    block->frozen.store(true, std::memory_order_relaxed);
+    block->interned.store(true, std::memory_order_relaxed);
+    entries_.emplace(h, block);
+    return block;
+  }
 
   // One more holder of `b`, unless its last one already let go (its release is then on its
   // way to Forget, waiting for the lock this caller holds).
