@@ -88,8 +88,8 @@ Status JobInfo::AddTask(const TaskInfo& task) {
   const TaskInfo& t = *stored;
   ++status_count_[TaskStatusIndex(t.status)];
   if (t.status == TaskStatus::kPending && t.best_effort) ++pending_best_effort_;
-  total_request_.Add(t.resreq);
-  if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq);
+  total_request_.Add(t.resreq());
+  if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq());
   ++generation_;
   return Status::Ok();
 }
@@ -100,8 +100,8 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   const TaskInfo& t = it->second;
   --status_count_[TaskStatusIndex(t.status)];
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
-  total_request_.SubUnchecked(t.resreq);
-  if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq);
+  total_request_.SubUnchecked(t.resreq());
+  if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq());
   if (fit_errors_.find(uid) != fit_errors_.end()) {
     auto& errors = fit_errors_.mut();
     errors.erase(errors.find(uid));
@@ -123,8 +123,8 @@ Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
     pending_best_effort_ +=
         (status == TaskStatus::kPending ? 1 : 0) - (t.status == TaskStatus::kPending ? 1 : 0);
   }
-  if (was_allocated && !now_allocated) allocated_.SubUnchecked(t.resreq);
-  if (!was_allocated && now_allocated) allocated_.Add(t.resreq);
+  if (was_allocated && !now_allocated) allocated_.SubUnchecked(t.resreq());
+  if (!was_allocated && now_allocated) allocated_.Add(t.resreq());
   t.status = status;
   ++generation_;
   return Status::Ok();

@@ -1,7 +1,7 @@
 #pragma once
 // KeyedTable<V>: a flat hash table of values that each own their key (issue 16).
 //
-// V holds `meta`, a std::shared_ptr<const TaskMeta>-like pointer whose object owns the string
+// V holds `meta`, a pointer (TaskMetaPtr) to an object that owns the string
 // the entry is keyed by: a task's uid in its job, its "namespace/name" on its node and in the
 // cache's task index. Which of its strings keys a value is the table's `kind`, handed to
 // V::TableKey(kind): the entries store no key of their own (a view of it took 16 bytes per

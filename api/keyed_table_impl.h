@@ -11,10 +11,10 @@
 
 namespace volcache {
 
-// make_shared puts the counts just before the object: the line before it, at times.
+// The count is the object's first word (boost::intrusive_ref_counter).
 template <class V>
 void KeyedTable<V>::PrefetchMetaCount(const V& v) {
-  __builtin_prefetch(reinterpret_cast<const char*>(v.meta.get()) - 8, 1);
+  __builtin_prefetch(v.meta.get(), 1);
 }
 
 template <class V>

@@ -127,7 +127,7 @@ void NodeInfo::RecomputeFromTasks() {
 
 void NodeInfo::Account(const TaskInfo& t, int sign) {
   if (node_ == nullptr) return;  // placeholders hold tasks but account nothing
-  const Resource& r = t.resreq;
+  const Resource& r = t.resreq();
   if (!TakesIdle(t.status)) {
     Apply(pipelined_, r, sign);
     return;
@@ -180,9 +180,9 @@ Status NodeInfo::CheckTaskNode(const TaskInfo& task) const {
 
 Status NodeInfo::CheckBindingFits(const TaskInfo& task, const Resource& idle) const {
   if (node_ == nullptr || task.status != TaskStatus::kBinding) return Status::Ok();
-  if (task.resreq.LessEqual(idle, DimensionDefault::kZero)) return Status::Ok();
+  if (task.resreq().LessEqual(idle, DimensionDefault::kZero)) return Status::Ok();
   return Status::FailedPrecondition(fmt::format("task {} does not fit node {}: insufficient {}", task.key(),
-                                                name_, task.resreq.InsufficientDimensions(idle)));
+                                                name_, task.resreq().InsufficientDimensions(idle)));
 }
 
 void NodeInfo::NoteNegativeIdle(const TaskInfo& task, std::optional<bool> was_negative) {
@@ -190,12 +190,12 @@ void NodeInfo::NoteNegativeIdle(const TaskInfo& task, std::optional<bool> was_ne
   ++negative_idle_events_;
   if (!was_negative) {
     Resource before = idle_;
-    before.Add(task.resreq);
+    before.Add(task.resreq());
     was_negative = HasNegative(before);
   }
   if (*was_negative) return;
   spdlog::warn("node {}: idle is negative after adding task {} ({}, request <{}>): idle <{}>", name_,
-               task.key(), TaskStatusName(task.status), task.resreq.ToString(), idle_.ToString());
+               task.key(), TaskStatusName(task.status), task.resreq().ToString(), idle_.ToString());
 }
 
 Status NodeInfo::AlreadyOnNode(const TaskInfo& task) const {
@@ -244,7 +244,7 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
   VC_RETURN_IF_ERROR(CheckTaskNode(task));
   if (node_ != nullptr && task.status == TaskStatus::kBinding) {
     Resource idle = idle_;
-    if (TakesIdle(it->second.status)) idle.Add(it->second.resreq);
+    if (TakesIdle(it->second.status)) idle.Add(it->second.resreq());
     VC_RETURN_IF_ERROR(CheckBindingFits(task, idle));
   }
   const bool was_negative = HasNegative(idle_);

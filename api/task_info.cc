@@ -219,7 +219,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
     return request.status().WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
   }
 
-  auto meta = std::make_shared<TaskMeta>();
+  boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
   meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
   if (std::string_view group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
     meta->job = k8s::InternSharedKey(p.metadata.namespace_, group);
@@ -230,6 +230,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   } else if (auto l = p.metadata.labels.find(kTaskSpecKey); l != p.metadata.labels.end()) {
     meta->role = l->second;
   }
+  meta->resreq = std::move(request).value();
   meta->non_zero = PodNonZeroRequest(p);
   TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
@@ -245,12 +246,11 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   meta->pod = std::move(pod);
 
   TaskInfo t;
-  t.resreq = std::move(request).value();
+  t.best_effort = IsBestEffort(meta->resreq);
   t.node_name = p.spec.node_name;
   t.status = TaskStatusFromPod(p);
   t.priority = PodPriority(p);
   t.preemptable = PodPreemptable(p);
-  t.best_effort = IsBestEffort(t.resreq);
   t.scheduling_gated = !p.spec.scheduling_gates().empty();
   t.meta = std::move(meta);
   return t;

@@ -2,13 +2,16 @@
 // TaskInfo: one pod as the scheduler sees it.
 //
 // The parts that never change for a given pod version (uid, names, job id, role, the pod
-// object itself, non-zero request aggregates, host ports, PVCs) live in an immutable
-// TaskMeta shared by every copy of the task (cache, node, snapshot, bind context). The
-// parts the cache and sessions change (status, node, request, priority) are inline, so
-// copying a TaskInfo is one shared_ptr copy plus a few words.
+// object itself, the request, non-zero request aggregates, host ports, PVCs) live in an
+// immutable TaskMeta shared by every copy of the task (cache, job, node, snapshot, bind
+// context). The parts the cache and sessions change (status, node, priority, flags) are
+// inline, so a TaskInfo is 24 bytes and copying one is a reference-count increment plus
+// two words.
 //
 // Thread-safety: value type; TaskMeta is immutable and may be shared across threads.
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,7 +58,9 @@ struct HostPort {
   friend bool operator==(const HostPort&, const HostPort&) = default;
 };
 
-struct TaskMeta {
+// Counted in place (boost::intrusive_ref_counter, 4 bytes at its start): a pointer to it is
+// one word, and every copy of a task holds one.
+struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_counter> {
   // uid, name and namespace are read from the pod (not copied).
   const std::string& uid() const { return pod->metadata.uid; }
   const std::string& name() const { return pod->metadata.name; }
@@ -68,10 +73,14 @@ struct TaskMeta {
   // volcano.sh/task-spec (annotation, else label): a view of the value in `pod`, which this
   // TaskMeta keeps alive and never changes (16 bytes, not a 32-byte copy).
   std::string_view role;
+  // The pod's request (PodRequest): what the task takes from its node's idle and adds to its
+  // job's allocated. Fixed for the pod version, so the job's and the node's copies of the
+  // task share it.
+  Resource resreq;
   NonZeroRequest non_zero;
   // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
   // ("namespace/claim"), pod (anti-)affinity. One pointer for all of it, null when the pod has
-  // none of it, so a TaskMeta is 104 bytes and its make_shared block tcmalloc's 128-byte class.
+  // none of it, so a TaskMeta with its count and request is 160 bytes (a tcmalloc class).
   struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;
@@ -92,11 +101,12 @@ struct TaskMeta {
   k8s::TimeMs creation_timestamp() const { return pod->metadata.creation_timestamp; }
 };
 
+using TaskMetaPtr = boost::intrusive_ptr<const TaskMeta>;
+
 struct TaskInfo {
-  std::shared_ptr<const TaskMeta> meta;
-  Resource resreq;
+  TaskMetaPtr meta;
   k8s::Interned node_name;  // node names repeat: one pointer (api/k8s/interned.h)
-  // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 80 bytes (an
+  // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 24 bytes (an
   // entry of its job's and of its node's TaskTable).
   int32_t priority = 0;
   TaskStatus status = TaskStatus::kPending;
@@ -118,6 +128,9 @@ struct TaskInfo {
     return kind == kByUid ? std::string_view(t.meta->uid()) : std::string_view(t.meta->key);
   }
 
+  // The request (TaskMeta::resreq). A task whose request changes is a new pod version, so a
+  // new TaskMeta: the request cannot be changed on one copy of a task.
+  const Resource& resreq() const { return meta->resreq; }
   const std::string& uid() const { return meta->uid(); }
   const std::string& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }

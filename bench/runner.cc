@@ -311,8 +311,8 @@ std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
     for (const TaskInfo* t : tasks) {
       for (size_t tried = 0; tried < idle.size(); ++tried) {
         auto& [name, free] = idle[(cursor + tried) % idle.size()];
-        if (!t->resreq.LessEqual(free, DimensionDefault::kZero)) continue;
-        free.SubUnchecked(t->resreq);
+        if (!t->resreq().LessEqual(free, DimensionDefault::kZero)) continue;
+        free.SubUnchecked(t->resreq());
         out.push_back({t->key(), name});
         cursor = (cursor + tried) % idle.size();
         break;

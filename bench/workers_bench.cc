@@ -77,12 +77,12 @@ void BM_BindFlowPushFlush(benchmark::State& state) {
   o.max_concurrent_binds = 5000;
   BindFlow flow(o, clock, &binder, nullptr, &handler, &dispatch);
   constexpr int kPerTick = 1000;
-  std::vector<std::shared_ptr<const TaskMeta>> metas;
+  std::vector<TaskMetaPtr> metas;
   for (const auto& k : Keys(kPerTick)) {
     auto pod = std::make_shared<k8s::Pod>();
     pod->metadata.name = k.substr(3);
     pod->metadata.namespace_ = "ns";
-    auto m = std::make_shared<TaskMeta>();
+    boost::intrusive_ptr<TaskMeta> m(new TaskMeta());
     m->key = k;
     m->pod = std::move(pod);
     metas.push_back(std::move(m));

@@ -146,7 +146,7 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
 // Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared
 // TaskMeta rather than copied (two strings per task less).
 struct TaskLoc {
-  std::shared_ptr<const TaskMeta> meta;
+  TaskMetaPtr meta;
   const std::string& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job.get(); }
   // Keyed by the task's "namespace/name" (api/keyed_table.h).

@@ -73,7 +73,7 @@ Json JobJson(const JobInfo& job) {
     tj["namespace"] = t->namespace_();
     tj["status"] = TaskStatusName(t->status);
     tj["node"] = t->node_name;
-    tj["request"] = ResourceJson(t->resreq);
+    tj["request"] = ResourceJson(t->resreq());
     arr.push_back(std::move(tj));
   }
   j["tasks"] = std::move(arr);
@@ -170,12 +170,12 @@ Status SchedulerCache::CheckInvariants() const {
       if (t.node_name != name) v.push_back("task " + key + " on node " + name + " names node " + t.node_name);
       if (IsTerminatedStatus(t.status)) v.push_back("terminated task " + key + " still on node " + name);
       if (t.status == TaskStatus::kPipelined) {
-        pipelined.Add(t.resreq);
+        pipelined.Add(t.resreq());
         continue;
       }
-      used.Add(t.resreq);
-      requested.Add(t.resreq);
-      if (t.status == TaskStatus::kReleasing) releasing.Add(t.resreq);
+      used.Add(t.resreq());
+      requested.Add(t.resreq());
+      if (t.status == TaskStatus::kReleasing) releasing.Add(t.resreq());
       // Every task on a node is the cache's task, with the same status.
       const TaskInfo* cached = m.FindTask(key);
       if (!cached) {
@@ -229,8 +229,8 @@ Status SchedulerCache::CheckInvariants() const {
       if (t.job() != id) v.push_back("task " + t.key() + " in job " + id + " names job " + t.job());
       if (uid != t.uid())
         v.push_back("job " + id + " holds task " + t.key() + " under uid " + std::string(uid));
-      total.Add(t.resreq);
-      if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq);
+      total.Add(t.resreq());
+      if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq());
       check_task("job " + id, t);
     }
     ExpectEqual(v, "job " + id + " allocated", job.allocated(), allocated);

@@ -205,7 +205,7 @@ class SchedulerCache : public EventSink {
     JobId job;  // "namespace/podgroup"
     bool has_pod_group = false;
     std::string queue;  // the PodGroup's queue ("" without a PodGroup)
-    std::vector<std::shared_ptr<const TaskMeta>> pending;
+    std::vector<TaskMetaPtr> pending;
   };
   std::vector<LeftOutJob> JobsLeftOutOfSnapshots() const;
 

@@ -397,7 +397,7 @@ class Allocator {
       js.gated = o_.require_inqueue && job.IsPending();
       if (js.gated) {
         // Not enqueued: never visited, so only its count and its demand (for deserved) count.
-        for (const TaskInfo* t : pending) q.request.Add(WithoutPods(t->resreq));
+        for (const TaskInfo* t : pending) q.request.Add(WithoutPods(t->resreq()));
         continue;
       }
       std::sort(pending.begin(), pending.end(), [](const TaskInfo* a, const TaskInfo* b) {
@@ -410,7 +410,7 @@ class Allocator {
       js.first = tasks_.size();
       for (const TaskInfo* t : pending) {
         tasks_.push_back(t);
-        reqs_.push_back(WithoutPods(t->resreq));
+        reqs_.push_back(WithoutPods(t->resreq()));
         q.request.Add(reqs_.back());
       }
     }

@@ -70,7 +70,7 @@ EnqueueResult Enqueue(const ClusterInfo& snap, const SessionOptions& o) {
     cluster_used.Add(allocated);
     for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) {  // a sum: any order
       if (t->scheduling_gated) continue;
-      Resource r = t->resreq;
+      Resource r = t->resreq();
       r.RemoveScalar(ResourceNames::kPods);
       q.request.Add(r);
     }

@@ -30,13 +30,13 @@ Resource MinRequest(const JobInfo& job) {
     for (const auto& [_, t] : job.tasks()) {
       if (left <= 0) break;
       if (IsAllocatedStatus(t.status)) {
-        r.Add(t.resreq);
+        r.Add(t.resreq());
         --left;
       }
     }
     for (const TaskInfo* t : SchedulablePending(job)) {
       if (left-- <= 0) break;
-      r.Add(t->resreq);
+      r.Add(t->resreq());
     }
   }
   r.RemoveScalar(ResourceNames::kPods);

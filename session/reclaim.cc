@@ -87,7 +87,7 @@ class Planner {
           }
           const std::vector<const TaskInfo*> need = Needed(j);
           Resource sum;
-          for (const TaskInfo* t : need) sum.Add(WithoutPods(t->resreq));
+          for (const TaskInfo* t : need) sum.Add(WithoutPods(t->resreq()));
           if (Serve(starving[k], need, /*preempt=*/false)) {
             served[k] = true;
             q.allocated.Add(sum);
@@ -135,7 +135,7 @@ class Planner {
       if (job == snap_.jobs().end() || node == node_index_.end()) continue;
       const TaskInfo* t = job->second->FindTask(p.task_uid);
       if (t == nullptr) continue;
-      nodes_[node->second].future.SubUnchecked(WithoutPods(t->resreq));
+      nodes_[node->second].future.SubUnchecked(WithoutPods(t->resreq()));
       placed_.insert(t);
       if (p.pipelined) {
         ++pipelined_[p.job];
@@ -205,7 +205,7 @@ class Planner {
           last_node = n->second;
         }
         j.victims.push_back(victims_.size());
-        victims_.push_back({&t, ji, last_node, WithoutPods(t.resreq)});
+        victims_.push_back({&t, ji, last_node, WithoutPods(t.resreq())});
       }
     }
     std::vector<uint32_t> per_node(nodes_.size(), 0);
@@ -428,7 +428,7 @@ class Planner {
     }
     if (plain) {
       memo_key = ShapeKey(preempt, j.queue, j.job->priority(), nullptr);
-      for (const TaskInfo* t : need) AppendRaw(&memo_key, t->resreq);
+      for (const TaskInfo* t : need) AppendRaw(&memo_key, t->resreq());
       if (auto it = unservable_.find(memo_key); it != unservable_.end()) {
         Outcome(j, false, 0, it->second);
         return false;
@@ -441,7 +441,7 @@ class Planner {
     const size_t evictions_before = out_.evictions.size();
     std::string failure;
     for (const TaskInfo* t : need) {
-      const Resource req = WithoutPods(t->resreq);
+      const Resource req = WithoutPods(t->resreq());
       size_t best = nodes_.size();
       std::vector<size_t> best_victims;
       // A node that fits as it is (first by name), else the one needing the fewest victims.
@@ -609,7 +609,7 @@ Status CheckEvictionPlan(const ClusterInfo& snap, const AllocationPlan& plan, co
       if (vq == sq || (qi != snap.queues.end() && !qi->second.reclaimable)) {
         bad.push_back(fmt::format("{}: reclaimed from queue {} for queue {}", e.task_key, vq, sq));
       }
-      per_queue[vq].Add(WithoutPods(t->resreq));
+      per_queue[vq].Add(WithoutPods(t->resreq()));
     }
   }
   for (const auto& [id, n] : per_job) {

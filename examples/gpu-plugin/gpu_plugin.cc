@@ -37,7 +37,7 @@ std::string DeviceList(const std::vector<int>& ids) {
 
 volcache::Status GpuBindHandler::SetupBindContextExtension(const void*, volcache::BindContext& ctx) {
   // Whole GPUs requested (milli-units of nvidia.com/gpu).
-  const int gpus = static_cast<int>(ctx.task.resreq.Get("nvidia.com/gpu") / 1000);
+  const int gpus = static_cast<int>(ctx.task.resreq().Get("nvidia.com/gpu") / 1000);
   if (gpus == 0) return volcache::Status::Ok();
   auto ext = std::make_unique<GpuExtension>();
   ext->gpus = gpus;

@@ -714,9 +714,10 @@ TEST(NodeInfoTest, StoredCopyIsIndependentOfTheCallers) {
   TaskInfo t = CpuTask("a", TaskStatus::kRunning, "1");
   ASSERT_TRUE(n.AddTask(t).ok());
   t.status = TaskStatus::kPipelined;
-  t.resreq.set_milli_cpu(5000);
+  t.node_name = "elsewhere";
   EXPECT_EQ(n.FindTask("ns/a")->status, TaskStatus::kRunning);
-  EXPECT_EQ(n.FindTask("ns/a")->resreq.milli_cpu(), 1000);
+  EXPECT_NE(n.FindTask("ns/a")->node_name, "elsewhere");
+  EXPECT_EQ(n.FindTask("ns/a")->resreq().milli_cpu(), 1000);
   ASSERT_TRUE(n.RemoveTask(t).ok());
   EXPECT_EQ(n.idle().milli_cpu(), 8000);
   EXPECT_EQ(n.pipelined().milli_cpu(), 0);

@@ -56,10 +56,10 @@ Resource RequestOf(const k8s::Pod& pod) {
 }
 
 // Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
-// private copies: each byte here is two bytes per task.
-static_assert(sizeof(TaskInfo) <= 80);
-// One per task, allocated with its control block by make_shared: a 128-byte block.
-static_assert(sizeof(TaskMeta) <= 104);
+// private copies: each byte here is two bytes per task. The request is in TaskMeta.
+static_assert(sizeof(TaskInfo) == 24);
+// One per task, with its count and the request: tcmalloc's 160-byte class.
+static_assert(sizeof(TaskMeta) <= 160);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
@@ -263,9 +263,9 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_EQ(t.role(), "worker");
   EXPECT_EQ(t.node_name, "n1");
   EXPECT_EQ(t.status, TaskStatus::kRunning);
-  EXPECT_EQ(t.resreq.milli_cpu(), 2000);
-  EXPECT_EQ(t.resreq.memory(), 4 * kGi);
-  EXPECT_EQ(t.resreq.Get("pods"), 1);
+  EXPECT_EQ(t.resreq().milli_cpu(), 2000);
+  EXPECT_EQ(t.resreq().memory(), 4 * kGi);
+  EXPECT_EQ(t.resreq().Get("pods"), 1);
   EXPECT_EQ(t.meta->creation_timestamp(), 1700000000123);
   EXPECT_EQ(t.meta->non_zero.milli_cpu, 2000);
   EXPECT_EQ(t.meta->non_zero.memory, 4 * kGi);
@@ -399,7 +399,7 @@ TEST(TaskInfoTest, BestEffortMeansNoCpuMemoryOrScalarsButPods) {
     pod.spec.mutable_rare().overhead = row.overhead;
     TaskInfo t = TaskOf(pod);
     EXPECT_EQ(t.best_effort, row.want);
-    EXPECT_EQ(t.resreq.Get("pods"), 1);
+    EXPECT_EQ(t.resreq().Get("pods"), 1);
   }
 }
 

@@ -20,7 +20,7 @@ TaskInfo Task(const std::string& name, int32_t priority) {
   pod->metadata.namespace_ = "ns";
   pod->metadata.name = name;
   pod->metadata.uid = "uid-" + name;
-  auto meta = std::make_shared<TaskMeta>();
+  boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
   meta->key = "ns/" + name;
   meta->pod = std::move(pod);
   TaskInfo t;

@@ -61,7 +61,7 @@ std::string DescribeTasks(const TaskTable& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
     out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" +
-                  t.node_name + ":" + t.resreq.ToString() + ":" + std::to_string(t.priority) + ":" +
+                  t.node_name + ":" + t.resreq().ToString() + ":" + std::to_string(t.priority) + ":" +
                   (t.preemptable ? "p" : "-") + (t.best_effort ? "b" : "-") + ":" +
                   t.pod().metadata.resource_version);
   }

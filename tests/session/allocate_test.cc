@@ -635,10 +635,10 @@ TEST(AllocateTest, RandomClustersKeepTheInvariants) {
       const TaskInfo* t = job->FindTask(p.task_uid);
       ASSERT_NE(t, nullptr);
       EXPECT_EQ(t->status, TaskStatus::kPending);
-      used[p.node].Add(t->resreq);
+      used[p.node].Add(t->resreq());
       ++pods[p.node];
       ++per_job[p.job];
-      queue_cpu[job->queue()] += t->resreq.milli_cpu();
+      queue_cpu[job->queue()] += t->resreq().milli_cpu();
       const k8s::Node& node = *snap->FindNode(p.node)->node();
       for (const auto& [k, v] : t->pod().spec.node_selector) EXPECT_EQ(node.metadata.labels.at(k), v);
       if (!node.spec.taints.empty()) {

@@ -34,7 +34,7 @@ std::unique_ptr<BindContext> MakeContext(const std::string& name, const std::str
   pod->metadata.name = name;
   pod->metadata.namespace_ = "ns";
   pod->metadata.uid = "uid-" + name;
-  auto meta = std::make_shared<TaskMeta>();
+  boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
   meta->key = "ns/" + name;
   meta->pod = std::move(pod);
   auto ctx = std::make_unique<BindContext>();
