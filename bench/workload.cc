@@ -63,6 +63,7 @@ Workload BuildWorkload(const Shape& shape, uint64_t seed) {
     }
     n->status.capacity = n->status.allocatable;
     n->status.conditions.push_back({"Ready", "True", "KubeletReady", ""});
+    k8s::Compact(n.get());  // as the decoders do
     w.nodes.push_back(std::move(n));
   }
   for (int q = 0; q <= 10; ++q) {

@@ -39,6 +39,7 @@ k8s::NodePtr MakeNode(const std::string& name, int64_t cpu_milli, int64_t memory
   n->status.capacity = r;
   n->status.allocatable = r;
   n->status.conditions.push_back({"Ready", "True", "KubeletReady", "kubelet is posting ready status"});
+  k8s::Compact(n.get());  // as the decoders do: alike nodes share their lists
   return n;
 }
 
@@ -182,8 +183,8 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
     fields.emplace_back(&p->spec.overhead(), who + "overhead");
   } else if (const auto* n = std::get_if<k8s::Node>(&obj)) {
     const std::string who = fmt::format("{}: Node {}: status.", path, id(n->metadata));
-    fields.emplace_back(&n->status.capacity, who + "capacity");
-    fields.emplace_back(&n->status.allocatable, who + "allocatable");
+    fields.emplace_back(&n->status.capacity.get(), who + "capacity");
+    fields.emplace_back(&n->status.allocatable.get(), who + "allocatable");
   } else if (const auto* q = std::get_if<k8s::Queue>(&obj)) {
     const std::string who = fmt::format("{}: Queue {}: spec.", path, id(q->metadata));
     fields.emplace_back(&q->spec.capability, who + "capability");

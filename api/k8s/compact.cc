@@ -70,6 +70,21 @@ size_t HashOf(const std::vector<PodCondition>& cs) {
   return h;
 }
 
+size_t HashOf(const ResourceList& list) {
+  size_t h = list.size();
+  MixList(&h, list);
+  return h;
+}
+size_t HashOf(const std::vector<NodeCondition>& cs) {
+  size_t h = cs.size();
+  for (const NodeCondition& c : cs) {
+    MixStr(&h, c.type);
+    MixStr(&h, c.status);
+    MixStr(&h, c.reason);
+  }
+  return h;
+}
+
 }  // namespace
 
 // The canonical blocks of one kind of part, held weakly, by hash: an entry is a plain
@@ -166,6 +181,8 @@ struct Tables {
   SharedTable<std::vector<OwnerReference>> owners;
   SharedTable<std::vector<PodCondition>> conditions;
   SharedTable<std::string> strings;
+  SharedTable<ResourceList> resource_lists;
+  SharedTable<std::vector<NodeCondition>> node_conditions;
 };
 Tables& TheTables() {
   static Tables* const tables = new Tables();
@@ -184,6 +201,13 @@ void Compact(Pod* pod) {
   t.maps.Intern(&pod->spec.node_selector);
   t.tolerations.Intern(&pod->spec.tolerations);
   t.conditions.Intern(&pod->status.conditions);
+}
+
+void Compact(Node* node) {
+  Tables& t = TheTables();
+  t.resource_lists.Intern(&node->status.capacity);
+  t.resource_lists.Intern(&node->status.allocatable);
+  t.node_conditions.Intern(&node->status.conditions);
 }
 
 Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) {
@@ -205,7 +229,8 @@ Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) 
 size_t CompactTableEntries() {
   Tables& t = TheTables();
   return t.maps.Entries() + t.containers.Entries() + t.tolerations.Entries() + t.owners.Entries() +
-         t.conditions.Entries() + t.strings.Entries();
+         t.conditions.Entries() + t.strings.Entries() + t.resource_lists.Entries() +
+         t.node_conditions.Entries();
 }
 
 }  // namespace volcache::k8s

@@ -22,6 +22,8 @@
 namespace volcache::k8s {
 
 void Compact(Pod* pod);
+// A node's capacity, allocatable and conditions.
+void Compact(Node* node);
 
 // The same for a key `ns/name` that many objects repeat but that comes and goes (a task's job
 // id): an equal string already held, held weakly. Each thread remembers the last key it

@@ -964,8 +964,8 @@ bool ReadImage(Reader& r, ContainerImage* image) {
 bool ReadNodeStatus(Reader& r, NodeStatus* st) {
   Seen seen;
   return r.Obj([&](std::string_view k) {
-    if (k == "capacity") return seen.Add(0) && ReadResourceList(r, &st->capacity);
-    if (k == "allocatable") return seen.Add(1) && ReadResourceList(r, &st->allocatable);
+    if (k == "capacity") return seen.Add(0) && ReadResourceList(r, &st->capacity.mut());
+    if (k == "allocatable") return seen.Add(1) && ReadResourceList(r, &st->allocatable.mut());
     if (k == "conditions") {
       return seen.Add(2) && ReadObjects(r, [&] {
                NodeCondition cond;
@@ -1060,6 +1060,8 @@ bool ReadFastObject(Reader& r, std::string kind, std::string api_version, Object
   if (pod != nullptr) {
     if (pod->spec.scheduler_name.empty()) pod->spec.scheduler_name = "default-scheduler";
     Compact(pod);
+  } else {
+    Compact(node);
   }
   return true;
 }

@@ -503,7 +503,7 @@ Status DecodePodBody(const Ctx& c, const json& j, Pod* pod) {
 
 Status DecodeNodeBody(const Ctx& c, const json& j, Node* node) {
   // A Node without a spec still defaults its fields.
-  return DecodeSpecAndStatus(
+  VC_RETURN_IF_ERROR(DecodeSpecAndStatus(
       c, j,
       [&](const json& s, const Path& p) {
         VC_RETURN_IF_ERROR(Get(c, s, p, "unschedulable", &node->spec.unschedulable));
@@ -518,8 +518,8 @@ Status DecodeNodeBody(const Ctx& c, const json& j, Node* node) {
       },
       [&](const json& s, const Path& p) {
         NodeStatus& st = node->status;
-        VC_RETURN_IF_ERROR(Get(c, s, p, "capacity", &st.capacity));
-        VC_RETURN_IF_ERROR(Get(c, s, p, "allocatable", &st.allocatable));
+        VC_RETURN_IF_ERROR(Get(c, s, p, "capacity", &st.capacity.mut()));
+        VC_RETURN_IF_ERROR(Get(c, s, p, "allocatable", &st.allocatable.mut()));
         VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "conditions", [&](const json& o, const Path& cp) {
           NodeCondition cond;
           VC_RETURN_IF_ERROR(Get(c, o, cp, "type", &cond.type));
@@ -545,7 +545,9 @@ Status DecodeNodeBody(const Ctx& c, const json& j, Node* node) {
           st.images.push_back(std::move(image));
           return Status::Ok();
         });
-      });
+      }));
+  Compact(node);
+  return Status::Ok();
 }
 
 // ------------------------------------------------------- label selectors, network topology

@@ -181,6 +181,7 @@ struct NodeCondition {
   std::string status;
   std::string reason;
   std::string message;
+  friend bool operator==(const NodeCondition&, const NodeCondition&) = default;
 };
 
 struct ContainerImage {
@@ -193,10 +194,12 @@ struct NodeSpec {
   std::vector<Taint> taints;
 };
 
+// Capacity, allocatable and conditions repeat from node to node (a node pool's machines are
+// alike): Shared fields, compacted (api/k8s/compact.h) so that equal ones are held once.
 struct NodeStatus {
-  ResourceList capacity;
-  ResourceList allocatable;
-  std::vector<NodeCondition> conditions;
+  Shared<ResourceList> capacity;
+  Shared<ResourceList> allocatable;
+  Shared<std::vector<NodeCondition>> conditions;
   std::vector<ContainerImage> images;
 };
 

@@ -123,6 +123,42 @@ TEST(CompactTest, DecodersCompact) {
   EXPECT_EQ(f.spec.containers[0].requests.at(0).second, *Quantity::Parse("1"));
 }
 
+// A node pool's nodes have equal capacity, allocatable and conditions: both decoders make
+// them one block each, and a node that differs keeps its own.
+TEST(CompactTest, DecodersCompactAlikeNodes) {
+  auto json = [](const std::string& name, const std::string& cpu, const std::string& ready) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+           R"("},"status":{"capacity":{"cpu":")" + cpu + R"(","memory":"256Gi","pods":"110"},)" +
+           R"("allocatable":{"cpu":")" + cpu + R"(","memory":"250Gi","pods":"110"},)" +
+           R"("conditions":[{"type":"Ready","status":")" + ready +
+           R"(","reason":"KubeletReady","message":"kubelet is posting ready status"}]}})";
+  };
+  auto a = DecodeNode(json("n-0", "64", "True"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Object fast_b, fast_c;
+  ASSERT_TRUE(FastDecodeObject(json("n-1", "64", "True"), &fast_b));
+  ASSERT_TRUE(FastDecodeObject(json("n-2", "32", "False"), &fast_c));
+  const Node& b = std::get<Node>(fast_b);
+  const Node& c = std::get<Node>(fast_c);
+  EXPECT_TRUE(a->status.capacity.SameBlock(b.status.capacity));
+  EXPECT_TRUE(a->status.allocatable.SameBlock(b.status.allocatable));
+  EXPECT_TRUE(a->status.conditions.SameBlock(b.status.conditions));
+  EXPECT_FALSE(a->status.capacity.SameBlock(a->status.allocatable));  // memory differs
+  EXPECT_FALSE(a->status.allocatable.SameBlock(c.status.allocatable));
+  EXPECT_FALSE(a->status.conditions.SameBlock(c.status.conditions));
+  // No value changed.
+  ASSERT_EQ(b.status.allocatable.size(), 3u);
+  EXPECT_EQ(b.status.allocatable[1].first, "memory");
+  EXPECT_EQ(b.status.allocatable[1].second, *Quantity::Parse("250Gi"));
+  EXPECT_EQ(c.status.conditions[0].status, "False");
+  EXPECT_EQ(a->status.conditions[0].message, "kubelet is posting ready status");
+  // A node without a status holds no block.
+  auto bare = DecodeNode(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"bare"}})");
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_TRUE(bare->status.allocatable.empty());
+  EXPECT_TRUE(bare->status.allocatable.SameBlock(Shared<ResourceList>()));
+}
+
 // Blocks no pod holds any more leave the table with their last holder: a long-running
 // daemon that sees ever new jobs does not keep their parts.
 TEST(CompactTest, TableForgetsPartsNoPodHolds) {

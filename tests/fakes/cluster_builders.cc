@@ -128,7 +128,7 @@ NodeBuilder& NodeBuilder::Capacity(k8s::ResourceList list) {
   return *this;
 }
 NodeBuilder& NodeBuilder::Ready(bool ready) {
-  for (auto& c : node_.status.conditions) {
+  for (auto& c : node_.status.conditions.mut()) {
     if (c.type == "Ready") {
       c.status = ready ? "True" : "False";
       c.reason = ready ? "KubeletReady" : "KubeletNotReady";
