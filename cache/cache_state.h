@@ -247,12 +247,17 @@ struct SchedulerCache::Impl {
 
   // ------------------------------------- tasks (cache/task_accounting.cc)
   // The authoritative copy of a cached task.
-  const TaskInfo* FindTask(const std::string& key) const REQUIRES(mu);
+  const TaskInfo* FindTask(std::string_view key) const REQUIRES(mu);
+  // The task a task_index entry points at (null when its job or jobless entry is gone).
+  const TaskInfo* TaskAt(const TaskLoc& loc) const REQUIRES(mu);
   // Checks that AddTaskLocked(task) cannot fail. `replacing` means the task's current entry
-  // will be removed first (so its own entries do not count as conflicts).
-  Status CheckCanAdd(const TaskInfo& task, bool replacing) const REQUIRES(mu);
-  // Adds a task whose addition was checked with CheckCanAdd. Never fails.
-  void AddTaskLocked(const TaskInfo& task) REQUIRES(mu);
+  // will be removed first (so its own entries do not count as conflicts); a caller that
+  // already looked the key up and did not find it passes true as well. `*job`, when given,
+  // is set to the task's job slot (null when the job has none yet).
+  Status CheckCanAdd(const TaskInfo& task, bool replacing, JobSlot** job = nullptr) REQUIRES(mu);
+  // Adds a task whose addition was checked with CheckCanAdd. Never fails. `job`: the slot
+  // CheckCanAdd found, when nothing changed the jobs since (null: looked up here).
+  void AddTaskLocked(const TaskInfo& task, JobSlot* job = nullptr) REQUIRES(mu);
   // Removes a cached task (by key) from its node, its job and the assumed set. Never fails
   // for a key in task_index.
   void RemoveTaskLocked(const std::string& key, bool queue_empty_job) REQUIRES(mu);

@@ -1,6 +1,9 @@
 // Task accounting: where each task lives (its node, its job or `jobless`, task_index), pods
 // coming in and going out, and assumed tasks going back to Pending (cache/cache_state.h).
 
+#include <cstring>
+#include <string_view>
+
 #include "api/check.h"
 #include "api/keyed_table_impl.h"
 #include "cache/cache_state.h"
@@ -11,26 +14,31 @@ namespace volcache {
 template class KeyedTable<TaskLoc>;
 
 // The authoritative copy of a cached task.
-const TaskInfo* SchedulerCache::Impl::FindTask(const std::string& key) const {
+const TaskInfo* SchedulerCache::Impl::FindTask(std::string_view key) const {
   auto it = task_index.find(key);
-  if (it == task_index.end()) return nullptr;
-  if (it->second.job().empty()) {
-    auto j = jobless.find(key);
+  return it == task_index.end() ? nullptr : TaskAt(it->second);
+}
+
+const TaskInfo* SchedulerCache::Impl::TaskAt(const TaskLoc& loc) const {
+  if (loc.job().empty()) {
+    auto j = jobless.find(loc.meta->key);
     return j == jobless.end() ? nullptr : &j->second;
   }
-  auto j = jobs.find(it->second.job());
+  auto j = jobs.find(loc.job());
   if (j == jobs.end()) return nullptr;
-  return j->second.info->FindTask(it->second.uid());
+  return j->second.info->FindTask(loc.uid());
 }
 
 // Checks that AddTaskLocked(task) cannot fail. `replacing`: the task's current entry is
 // removed first (so its own entries do not count as conflicts).
-Status SchedulerCache::Impl::CheckCanAdd(const TaskInfo& task, bool replacing) const {
+Status SchedulerCache::Impl::CheckCanAdd(const TaskInfo& task, bool replacing, JobSlot** job) {
+  if (job != nullptr) *job = nullptr;
   if (!replacing && task_index.count(task.key())) {
     return Status::AlreadyExists("task " + task.key() + " is already in the cache");
   }
   if (!task.job().empty()) {
     if (auto j = jobs.find(task.job()); j != jobs.end()) {
+      if (job != nullptr) *job = &j->second;
       const TaskInfo* other = j->second.info->FindTask(task.uid());
       if (other && other->key() != task.key()) {
         return Status::AlreadyExists("task uid " + task.uid() + " of " + task.key() + " is already held by " +
@@ -42,7 +50,7 @@ Status SchedulerCache::Impl::CheckCanAdd(const TaskInfo& task, bool replacing) c
 }
 
 // Adds a task whose addition was checked with CheckCanAdd. Never fails.
-void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
+void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
   if (!task.node_name.empty() && !IsTerminatedStatus(task.status)) {
     auto it = nodes.find(task.node_name);
     if (it == nodes.end()) {
@@ -58,9 +66,11 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task) {
   if (task.job().empty()) {
     jobless[task.key()] = task;
   } else {
-    auto it = jobs.find(task.job());
-    JobSlot& js = it == jobs.end() ? CreateJobSlot(task.job()) : it->second;
-    Status s = WritableJob(js).AddTask(task);
+    if (job == nullptr) {
+      auto it = jobs.find(task.job());
+      job = it == jobs.end() ? &CreateJobSlot(task.job()) : &it->second;
+    }
+    Status s = WritableJob(*job).AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
   }
   // CheckCanAdd refused a key the index holds, and a replacement removed its old entry first.
@@ -119,13 +129,33 @@ Status SchedulerCache::Impl::ReplaceTaskLocked(const std::string& key, const Tas
 }
 
 Status SchedulerCache::Impl::AddPodLocked(const k8s::PodPtr& pod) {
-  const std::string key = KeyOf(pod->metadata);
-  if (const TaskInfo* cached = FindTask(key)) return UpdatePodLocked(*cached, pod);
+  // Each lookup below is a cache miss or two, so a new pod looks each table up once: the
+  // task index here (with the key on the stack: the task's TaskMeta builds the one it
+  // keeps) and the job in CheckCanAdd, whose slot AddTaskLocked reuses.
+  const k8s::ObjectMeta& m = pod->metadata;
+  const std::string& ns = m.namespace_;
+  char buf[320];
+  std::string long_key;
+  std::string_view key;
+  if (ns.size() + 1 + m.name.size() <= sizeof(buf)) {
+    std::memcpy(buf, ns.data(), ns.size());
+    buf[ns.size()] = '/';
+    std::memcpy(buf + ns.size() + 1, m.name.data(), m.name.size());
+    key = std::string_view(buf, ns.size() + 1 + m.name.size());
+  } else {
+    long_key = KeyOf(m);
+    key = long_key;
+  }
+  auto indexed = task_index.find(key);
+  if (indexed != task_index.end()) {
+    if (const TaskInfo* cached = TaskAt(indexed->second)) return UpdatePodLocked(*cached, pod);
+  }
   if (!IsOurs(*pod, options.scheduler_name)) return Status::Ok();
   auto task = TaskInfo::FromPod(pod);
   if (!task.ok()) return task.status();
-  VC_RETURN_IF_ERROR(CheckCanAdd(*task, false));
-  AddTaskLocked(*task);
+  JobSlot* job = nullptr;
+  VC_RETURN_IF_ERROR(CheckCanAdd(*task, /*replacing=*/indexed == task_index.end(), &job));
+  AddTaskLocked(*task, job);
   return Status::Ok();
 }
 
