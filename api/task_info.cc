@@ -99,12 +99,14 @@ std::optional<bool> ParseBool(std::string_view v) {
   return std::nullopt;
 }
 
-// Volcano GetPodPreemptable: annotation first, then label; an unparsable value means false.
-bool PodPreemptable(const k8s::Pod& pod) {
+// Volcano GetPodPreemptable: annotation first, then label; an unparsable value means false
+// (and `*clean` is cleared).
+bool PodPreemptable(const k8s::Pod& pod, bool* clean) {
   for (const k8s::StringMap* m : {&pod.metadata.annotations, &pod.metadata.labels}) {
     auto it = m->find(kPreemptableKey);
     if (it == m->end()) continue;
     if (auto b = ParseBool(it->second)) return *b;
+    *clean = false;
     spdlog::warn("pod {}/{}: invalid {}=\"{}\", treating as not preemptable", pod.metadata.namespace_,
                  pod.metadata.name, kPreemptableKey, it->second);
     return false;
@@ -113,9 +115,9 @@ bool PodPreemptable(const k8s::Pod& pod) {
 }
 
 // Volcano: the annotation overrides spec.priority when it parses as an int32; otherwise it
-// is ignored.
-int32_t PodPriority(const k8s::Pod& pod) {
-  int32_t priority = pod.spec.priority.value_or(0);
+// is ignored (and `*clean` is cleared). Returns the override, if any.
+std::optional<int32_t> PriorityAnnotation(const k8s::Pod& pod, bool* clean) {
+  std::optional<int32_t> priority;
   auto it = pod.metadata.annotations.find(kTaskPriorityAnnotation);
   if (it != pod.metadata.annotations.end()) {
     const std::string& s = it->second;
@@ -126,6 +128,7 @@ int32_t PodPriority(const k8s::Pod& pod) {
     if (ec == std::errc() && ptr == s.data() + s.size() && begin != ptr) {
       priority = v;
     } else {
+      *clean = false;
       spdlog::warn("pod {}/{}: ignoring invalid {}=\"{}\"", pod.metadata.namespace_, pod.metadata.name,
                    kTaskPriorityAnnotation, s);
     }
@@ -211,27 +214,98 @@ const std::vector<std::string>& TaskMeta::pvcs() const {
   return node_facts != nullptr ? node_facts->pvcs : kNone;
 }
 
+namespace {
+
+// A job's pods share their container lists (k8s::Compact makes equal lists one block), so
+// their requests are equal: each thread remembers the lists it last computed requests for,
+// and the next pod that holds the same blocks takes the result (the request rule was a
+// third of adding a pod to the cache, most of it quantity scaling). The memo holds the
+// blocks: a held block is never written again (a write copies it first) and cannot be
+// freed, so its address cannot come back as another list. Pods with an overhead are not
+// remembered.
+struct RequestMemo {
+  k8s::Shared<std::vector<k8s::Container>> containers, init_containers;
+  Resource request;
+  NonZeroRequest non_zero;
+  bool valid = false;
+};
+
+// What FromPod reads from a pod's annotations and labels. They repeat within a job too, so
+// the last maps read are remembered the same way (held, compared by block); not when a
+// value was invalid, whose warning names each pod. `group` and `role` view the maps.
+struct LabelFacts {
+  std::string_view group, role;
+  std::optional<int32_t> priority;  // the task-priority annotation, when valid
+  bool preemptable = true;
+};
+struct LabelMemo {
+  k8s::StringMap annotations, labels;
+  LabelFacts facts;
+  bool valid = false;
+};
+
+LabelFacts LabelFactsOf(const k8s::Pod& p) {
+  thread_local LabelMemo memo;
+  const k8s::ObjectMeta& m = p.metadata;
+  if (memo.valid && memo.annotations.SameBlock(m.annotations) && memo.labels.SameBlock(m.labels)) {
+    return memo.facts;
+  }
+  LabelFacts f;
+  f.group = Lookup(m.annotations, kGroupNameAnnotation);
+  if (auto it = m.annotations.find(kTaskSpecKey); it != m.annotations.end()) {
+    f.role = it->second;
+  } else if (auto l = m.labels.find(kTaskSpecKey); l != m.labels.end()) {
+    f.role = l->second;
+  }
+  bool clean = true;
+  f.priority = PriorityAnnotation(p, &clean);
+  f.preemptable = PodPreemptable(p, &clean);
+  if (clean) {
+    memo.annotations = m.annotations;
+    memo.labels = m.labels;
+    memo.facts = f;
+    memo.valid = true;
+  }
+  return f;
+}
+
+Status RequestsOf(const k8s::Pod& p, Resource* request, NonZeroRequest* non_zero) {
+  thread_local RequestMemo memo;
+  const bool memoable = p.spec.overhead().empty() && !p.spec.containers.empty();
+  if (memoable && memo.valid && memo.containers.SameBlock(p.spec.containers) &&
+      memo.init_containers.SameBlock(p.spec.init_containers)) {
+    *request = memo.request;
+    *non_zero = memo.non_zero;
+    return Status::Ok();
+  }
+  Result<Resource> r = PodRequest(p);
+  if (!r.ok()) return r.status();
+  *request = std::move(r).value();
+  *non_zero = PodNonZeroRequest(p);
+  if (memoable) {
+    memo.containers = p.spec.containers;
+    memo.init_containers = p.spec.init_containers;
+    memo.request = *request;
+    memo.non_zero = *non_zero;
+    memo.valid = true;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (pod == nullptr) return Status::InvalidArgument("TaskInfo::FromPod: null pod");
   const k8s::Pod& p = *pod;
-  Result<Resource> request = PodRequest(p);
-  if (!request.ok()) {
-    return request.status().WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
-  }
-
   boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
+  if (Status s = RequestsOf(p, &meta->resreq, &meta->non_zero); !s.ok()) {
+    return s.WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
+  }
   meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
-  if (std::string_view group = Lookup(p.metadata.annotations, kGroupNameAnnotation); !group.empty()) {
-    meta->job = k8s::InternSharedKey(p.metadata.namespace_, group);
-  }
-  // Views into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
-  if (auto it = p.metadata.annotations.find(kTaskSpecKey); it != p.metadata.annotations.end()) {
-    meta->role = it->second;
-  } else if (auto l = p.metadata.labels.find(kTaskSpecKey); l != p.metadata.labels.end()) {
-    meta->role = l->second;
-  }
-  meta->resreq = std::move(request).value();
-  meta->non_zero = PodNonZeroRequest(p);
+  const LabelFacts facts = LabelFactsOf(p);
+  if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
+  // A view into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
+  meta->role = facts.role;
   TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
   AddHostPorts(p.spec.containers, &extra.host_ports);
@@ -249,8 +323,8 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   t.best_effort = IsBestEffort(meta->resreq);
   t.node_name = p.spec.node_name;
   t.status = TaskStatusFromPod(p);
-  t.priority = PodPriority(p);
-  t.preemptable = PodPreemptable(p);
+  t.priority = facts.priority.value_or(p.spec.priority.value_or(0));
+  t.preemptable = facts.preemptable;
   t.scheduling_gated = !p.spec.scheduling_gates().empty();
   t.meta = std::move(meta);
   return t;

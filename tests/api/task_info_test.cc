@@ -284,6 +284,99 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_EQ(t.priority, 0);
 }
 
+// A job's pods share their container lists, and FromPod reuses the request it computed for
+// the same lists; any pod whose lists or overhead differ gets its own.
+TEST(TaskInfoTest, PodsSharingContainerListsGetTheRequestOfTheirOwnLists) {
+  k8s::Pod first = MakePod("default", "job-0");
+  first.spec.containers.push_back(MakeContainer("main", RL({{"cpu", "2"}, {"memory", "1Gi"}})));
+  k8s::Pod same = first;  // shares the container list's block
+  same.metadata.name = "job-1";
+  ASSERT_TRUE(same.spec.containers.SameBlock(first.spec.containers));
+  k8s::Pod changed = first;  // writes copy the shared block first
+  changed.metadata.name = "job-2";
+  changed.spec.containers.mut()[0].requests = RL({{"cpu", "3"}, {"memory", "1Gi"}});
+  k8s::Pod with_init = first;
+  with_init.metadata.name = "job-3";
+  with_init.spec.init_containers.push_back(MakeContainer("init", RL({{"cpu", "5"}})));
+  k8s::Pod with_overhead = first;
+  with_overhead.metadata.name = "job-4";
+  with_overhead.spec.mutable_rare().overhead = RL({{"cpu", "250m"}});
+  k8s::Pod bad = first;
+  bad.metadata.name = "job-5";
+  bad.spec.containers.mut()[0].requests = RL({{"cpu", "-1"}});
+
+  auto task = [](const k8s::Pod& p) {
+    Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(p));
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : TaskInfo();
+  };
+  // Each in turn, and again after the others, so that every one follows a different pod.
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    EXPECT_EQ(task(first).resreq().milli_cpu(), 2000);
+    EXPECT_EQ(task(same).resreq().milli_cpu(), 2000);
+    EXPECT_EQ(task(same).meta->non_zero.milli_cpu, 2000);
+    EXPECT_EQ(task(changed).resreq().milli_cpu(), 3000);
+    EXPECT_EQ(task(changed).meta->non_zero.milli_cpu, 3000);
+    EXPECT_EQ(task(with_init).resreq().milli_cpu(), 5000);  // the init container's peak
+    EXPECT_EQ(task(first).resreq().memory(), kGi);
+    EXPECT_EQ(task(with_overhead).resreq().milli_cpu(), 2250);
+    Result<TaskInfo> refused = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(bad));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_THAT(refused.status().message(), HasSubstr("Pod default/job-5"));
+    EXPECT_EQ(task(same).resreq().milli_cpu(), 2000);  // right after a refused pod
+  }
+}
+
+// The same for what FromPod reads from the annotations and labels: pods sharing the maps
+// share the facts, except what is not in the maps (namespace, spec.priority).
+TEST(TaskInfoTest, PodsSharingLabelMapsGetTheFactsOfTheirOwnMaps) {
+  k8s::Pod first = MakePod("ns1", "a-0");
+  first.metadata.annotations["scheduling.k8s.io/group-name"] = "pg";
+  first.metadata.annotations["volcano.sh/task-spec"] = "worker";
+  first.metadata.labels["volcano.sh/preemptable"] = "false";
+  first.spec.priority = 7;
+  k8s::Pod other_ns = first;  // same maps (shared blocks), other namespace and priority
+  other_ns.metadata.namespace_ = "ns2";
+  other_ns.spec.priority = 9;
+  k8s::Pod relabelled = first;
+  relabelled.metadata.labels["volcano.sh/preemptable"] = "true";
+  relabelled.metadata.labels["volcano.sh/task-spec"] = "ignored";  // the annotation wins
+  k8s::Pod annotated = first;
+  annotated.metadata.annotations["volcano.sh/task-priority"] = "42";
+  annotated.metadata.annotations["volcano.sh/task-spec"] = "ps";
+
+  auto task = [](const k8s::Pod& p) {
+    Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(p));
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : TaskInfo();
+  };
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    TaskInfo a = task(first);
+    EXPECT_EQ(a.job(), "ns1/pg");
+    EXPECT_EQ(a.role(), "worker");
+    EXPECT_EQ(a.priority, 7);
+    EXPECT_FALSE(a.preemptable);
+    TaskInfo b = task(other_ns);
+    EXPECT_EQ(b.job(), "ns2/pg");
+    EXPECT_EQ(b.role(), "worker");
+    EXPECT_EQ(b.priority, 9);
+    EXPECT_FALSE(b.preemptable);
+    TaskInfo c = task(relabelled);
+    EXPECT_EQ(c.role(), "worker");
+    EXPECT_TRUE(c.preemptable);
+    EXPECT_EQ(c.priority, 7);
+    TaskInfo d = task(annotated);
+    EXPECT_EQ(d.role(), "ps");
+    EXPECT_EQ(d.priority, 42);
+    EXPECT_FALSE(d.preemptable);
+    TaskInfo e = task(other_ns);  // right after `annotated`, whose labels it shares
+    EXPECT_EQ(e.role(), "worker");
+    EXPECT_EQ(e.priority, 9);
+  }
+}
+
 TEST(TaskInfoTest, JobIdAndRole) {
   struct Row {
     std::string name;
