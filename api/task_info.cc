@@ -216,23 +216,10 @@ const std::vector<std::string>& TaskMeta::pvcs() const {
 
 namespace {
 
-// A job's pods share their container lists (k8s::Compact makes equal lists one block), so
-// their requests are equal: each thread remembers the lists it last computed requests for,
-// and the next pod that holds the same blocks takes the result (the request rule was a
-// third of adding a pod to the cache, most of it quantity scaling). The memo holds the
-// blocks: a held block is never written again (a write copies it first) and cannot be
-// freed, so its address cannot come back as another list. Pods with an overhead are not
-// remembered.
-struct RequestMemo {
-  k8s::Shared<std::vector<k8s::Container>> containers, init_containers;
-  Resource request;
-  NonZeroRequest non_zero;
-  bool valid = false;
-};
-
-// What FromPod reads from a pod's annotations and labels. They repeat within a job too, so
-// the last maps read are remembered the same way (held, compared by block); not when a
-// value was invalid, whose warning names each pod. `group` and `role` view the maps.
+// What FromPod reads from a pod's annotations and labels. A job's pods share those maps
+// (k8s::Compact), so each thread remembers the facts of the maps it last read, holding and
+// comparing their blocks as RequestMemo (below) does its lists; not when a value was
+// invalid, whose warning names each pod. `group` and `role` view the maps.
 struct LabelFacts {
   std::string_view group, role;
   std::optional<int32_t> priority;  // the task-priority annotation, when valid
@@ -269,9 +256,23 @@ LabelFacts LabelFactsOf(const k8s::Pod& p) {
   return f;
 }
 
+// A job's pods share their container lists (k8s::Compact makes equal lists one block), so
+// their requests are equal: each thread remembers the lists it last computed requests for,
+// and the next pod that holds the same blocks takes the result (the request rule was a
+// third of adding a pod to the cache, most of it quantity scaling). The memo holds the
+// blocks: a held block is never written again (a write copies it first) and cannot be
+// freed, so its address cannot come back as another list. Pods with an overhead are not
+// remembered.
+struct RequestMemo {
+  k8s::Shared<std::vector<k8s::Container>> containers, init_containers;
+  Resource request;
+  NonZeroRequest non_zero;
+  bool valid = false;
+};
+
 Status RequestsOf(const k8s::Pod& p, Resource* request, NonZeroRequest* non_zero) {
   thread_local RequestMemo memo;
-  const bool memoable = p.spec.overhead().empty() && !p.spec.containers.empty();
+  const bool memoable = p.spec.overhead().empty();
   if (memoable && memo.valid && memo.containers.SameBlock(p.spec.containers) &&
       memo.init_containers.SameBlock(p.spec.init_containers)) {
     *request = memo.request;

@@ -305,26 +305,21 @@ TEST(TaskInfoTest, PodsSharingContainerListsGetTheRequestOfTheirOwnLists) {
   bad.metadata.name = "job-5";
   bad.spec.containers.mut()[0].requests = RL({{"cpu", "-1"}});
 
-  auto task = [](const k8s::Pod& p) {
-    Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(p));
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return t.ok() ? *t : TaskInfo();
-  };
   // Each in turn, and again after the others, so that every one follows a different pod.
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round);
-    EXPECT_EQ(task(first).resreq().milli_cpu(), 2000);
-    EXPECT_EQ(task(same).resreq().milli_cpu(), 2000);
-    EXPECT_EQ(task(same).meta->non_zero.milli_cpu, 2000);
-    EXPECT_EQ(task(changed).resreq().milli_cpu(), 3000);
-    EXPECT_EQ(task(changed).meta->non_zero.milli_cpu, 3000);
-    EXPECT_EQ(task(with_init).resreq().milli_cpu(), 5000);  // the init container's peak
-    EXPECT_EQ(task(first).resreq().memory(), kGi);
-    EXPECT_EQ(task(with_overhead).resreq().milli_cpu(), 2250);
+    EXPECT_EQ(TaskOf(first).resreq().milli_cpu(), 2000);
+    EXPECT_EQ(TaskOf(same).resreq().milli_cpu(), 2000);
+    EXPECT_EQ(TaskOf(same).meta->non_zero.milli_cpu, 2000);
+    EXPECT_EQ(TaskOf(changed).resreq().milli_cpu(), 3000);
+    EXPECT_EQ(TaskOf(changed).meta->non_zero.milli_cpu, 3000);
+    EXPECT_EQ(TaskOf(with_init).resreq().milli_cpu(), 5000);  // the init container's peak
+    EXPECT_EQ(TaskOf(first).resreq().memory(), kGi);
+    EXPECT_EQ(TaskOf(with_overhead).resreq().milli_cpu(), 2250);
     Result<TaskInfo> refused = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(bad));
     ASSERT_FALSE(refused.ok());
     EXPECT_THAT(refused.status().message(), HasSubstr("Pod default/job-5"));
-    EXPECT_EQ(task(same).resreq().milli_cpu(), 2000);  // right after a refused pod
+    EXPECT_EQ(TaskOf(same).resreq().milli_cpu(), 2000);  // right after a refused pod
   }
 }
 
@@ -346,32 +341,27 @@ TEST(TaskInfoTest, PodsSharingLabelMapsGetTheFactsOfTheirOwnMaps) {
   annotated.metadata.annotations["volcano.sh/task-priority"] = "42";
   annotated.metadata.annotations["volcano.sh/task-spec"] = "ps";
 
-  auto task = [](const k8s::Pod& p) {
-    Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(p));
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return t.ok() ? *t : TaskInfo();
-  };
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round);
-    TaskInfo a = task(first);
+    TaskInfo a = TaskOf(first);
     EXPECT_EQ(a.job(), "ns1/pg");
     EXPECT_EQ(a.role(), "worker");
     EXPECT_EQ(a.priority, 7);
     EXPECT_FALSE(a.preemptable);
-    TaskInfo b = task(other_ns);
+    TaskInfo b = TaskOf(other_ns);
     EXPECT_EQ(b.job(), "ns2/pg");
     EXPECT_EQ(b.role(), "worker");
     EXPECT_EQ(b.priority, 9);
     EXPECT_FALSE(b.preemptable);
-    TaskInfo c = task(relabelled);
+    TaskInfo c = TaskOf(relabelled);
     EXPECT_EQ(c.role(), "worker");
     EXPECT_TRUE(c.preemptable);
     EXPECT_EQ(c.priority, 7);
-    TaskInfo d = task(annotated);
+    TaskInfo d = TaskOf(annotated);
     EXPECT_EQ(d.role(), "ps");
     EXPECT_EQ(d.priority, 42);
     EXPECT_FALSE(d.preemptable);
-    TaskInfo e = task(other_ns);  // right after `annotated`, whose labels it shares
+    TaskInfo e = TaskOf(other_ns);  // right after `annotated`, whose labels it shares
     EXPECT_EQ(e.role(), "worker");
     EXPECT_EQ(e.priority, 9);
   }
