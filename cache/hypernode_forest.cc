@@ -107,10 +107,20 @@ void HyperNodeForest::Index(const std::string& name, const Entry& e) {
       exact_node_index_[m.name_or_pattern].insert(name);
     } else if (m.selector == Member::Selector::kLabel && !m.labels.match_labels.empty()) {
       const auto& [k, v] = *m.labels.match_labels.begin();
-      label_index_[k][v].insert(name);
+      auto [byk, new_key] = label_index_.try_emplace(k);
+      byk->second[v].insert(name);
+      if (new_key) IndexNodeLabel(k);
     } else {
       scan_hns_.insert(name);
     }
+  }
+}
+
+void HyperNodeForest::IndexNodeLabel(const std::string& key) {
+  auto& by_value = node_labels_[key];
+  for (const auto& [node, labels] : nodes_) {
+    auto l = labels.find(key);
+    if (l != labels.end()) by_value[l->second].insert(node);
   }
 }
 
@@ -136,7 +146,10 @@ void HyperNodeForest::Unindex(const std::string& name, const Entry& e) {
       auto it = label_index_.find(k);
       if (it != label_index_.end()) {
         erase_from(it->second, v);
-        if (it->second.empty()) label_index_.erase(it);
+        if (it->second.empty()) {
+          label_index_.erase(it);
+          node_labels_.erase(k);  // no labelMatch looks this key up any more
+        }
       }
     } else {
       scan_hns_.erase(name);
@@ -336,7 +349,9 @@ void HyperNodeForest::UpsertNode(const std::string& name, const k8s::StringMap& 
     UnindexNodeLabels(name, it->second);
     it->second = labels;
   }
-  for (const auto& [k, v] : labels) node_labels_[k][v].insert(name);
+  for (const auto& [k, v] : labels) {
+    if (label_index_.count(k)) node_labels_[k][v].insert(name);
+  }
   // The HyperNodes that could select it now or did before.
   std::set<std::string> candidates = scan_hns_;
   if (auto x = exact_node_index_.find(name); x != exact_node_index_.end()) {
@@ -357,7 +372,9 @@ void HyperNodeForest::UpsertNode(const std::string& name, const k8s::StringMap& 
 void HyperNodeForest::UnindexNodeLabels(const std::string& name, const k8s::StringMap& labels) {
   for (const auto& [k, v] : labels) {
     auto byk = node_labels_.find(k);
+    if (byk == node_labels_.end()) continue;  // a key no labelMatch uses is not indexed
     auto byv = byk->second.find(v);
+    if (byv == byk->second.end()) continue;
     byv->second.erase(name);
     if (byv->second.empty()) byk->second.erase(byv);
     if (byk->second.empty()) node_labels_.erase(byk);

@@ -90,12 +90,16 @@ class HyperNodeForest {
   void Dec(Entry* e, const std::string& node);
   void Index(const std::string& name, const Entry& e);
   void Unindex(const std::string& name, const Entry& e);
+  // Indexes every known node's value of `key` (a key label_index_ just started using).
+  void IndexNodeLabel(const std::string& key);
   void UnindexNodeLabels(const std::string& name, const k8s::StringMap& labels);
   void Reevaluate(const std::string& name, const std::string& node, const k8s::StringMap* labels);
 
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   std::unordered_map<std::string, k8s::StringMap> nodes_;  // known nodes → labels
-  // label key → value → known nodes carrying it (labelMatch members look up their first pair)
+  // label key → value → known nodes carrying it, for the keys of label_index_ only (the
+  // labelMatch members look up their first pair): indexing every label of every node cost
+  // about 300 bytes a node on a cluster with no HyperNodes.
   std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>>
       node_labels_;
   // node name → HyperNodes with an exactMatch Node member of that name

@@ -36,7 +36,8 @@ class NodeTree {
     std::vector<std::string> nodes;
   };
   std::vector<Zone> zones_;  // in order of first appearance; empty zones are dropped
-  std::unordered_map<std::string, std::string> zone_of_;
+  // node → its zone's key; interned, so a node costs no copy of a long "region:\0:zone".
+  std::unordered_map<std::string, k8s::Interned> zone_of_;
   uint64_t version_ = 0;
 };
 

@@ -372,7 +372,8 @@ TEST(HyperNodeForestRandomTest, MatchesARebuildAfterEveryEvent) {
         case 1:
           return "node:regex:n" + std::to_string(pick(3)) + (pick(2) ? "" : "$");
         case 2:
-          return "node:label:rack=r" + std::to_string(pick(3));
+          // Two keys: the forest indexes a node label only while some labelMatch uses its key.
+          return std::string(pick(2) ? "node:label:rack=r" : "node:label:zone=z") + std::to_string(pick(3));
         case 3:
         case 4:
           return "hn:exact:h" + std::to_string(pick(10));
@@ -406,6 +407,7 @@ TEST(HyperNodeForestRandomTest, MatchesARebuildAfterEveryEvent) {
         const std::string name = "n" + std::to_string(pick(12));
         k8s::StringMap labels;
         if (pick(3)) labels["rack"] = "r" + std::to_string(pick(3));
+        if (pick(2)) labels["zone"] = "z" + std::to_string(pick(3));
         what = "upsert node " + name;
         forest.UpsertNode(name, labels);
         nodes[name] = labels;
