@@ -219,9 +219,10 @@ namespace {
 // What FromPod reads from a pod's annotations and labels. A job's pods share those maps
 // (k8s::Compact), so each thread remembers the facts of the maps it last read, holding and
 // comparing their blocks as RequestMemo (below) does its lists; not when a value was
-// invalid, whose warning names each pod. `group` and `role` view the maps.
+// invalid, whose warning names each pod. `group` views the maps, `role` points into them.
 struct LabelFacts {
-  std::string_view group, role;
+  std::string_view group;
+  const std::string* role = nullptr;
   std::optional<int32_t> priority;  // the task-priority annotation, when valid
   bool preemptable = true;
 };
@@ -240,9 +241,9 @@ LabelFacts LabelFactsOf(const k8s::Pod& p) {
   LabelFacts f;
   f.group = Lookup(m.annotations, kGroupNameAnnotation);
   if (auto it = m.annotations.find(kTaskSpecKey); it != m.annotations.end()) {
-    f.role = it->second;
+    f.role = &it->second;
   } else if (auto l = m.labels.find(kTaskSpecKey); l != m.labels.end()) {
-    f.role = l->second;
+    f.role = &l->second;
   }
   bool clean = true;
   f.priority = PriorityAnnotation(p, &clean);
@@ -306,7 +307,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
   // A view into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
-  meta->role = facts.role;
+  meta->role_value = facts.role;
   TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
   AddHostPorts(p.spec.containers, &extra.host_ports);
@@ -316,7 +317,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   extra.has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
   extra.has_required_anti_affinity = p.spec.has_pod_anti_affinity;
   if (!extra.host_ports.empty() || !extra.pvcs.empty() || extra.has_affinity) {
-    meta->node_facts = std::make_shared<const TaskMeta::NodeFacts>(std::move(extra));
+    meta->node_facts = std::make_unique<const TaskMeta::NodeFacts>(std::move(extra));
   }
   meta->pod = std::move(pod);
 

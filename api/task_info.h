@@ -70,9 +70,13 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   // JobId: namespace/<group-name annotation>, empty when none; one copy shared by the job's
   // tasks (k8s::InternSharedKey).
   k8s::Shared<std::string> job;
-  // volcano.sh/task-spec (annotation, else label): a view of the value in `pod`, which this
-  // TaskMeta keeps alive and never changes (16 bytes, not a 32-byte copy).
-  std::string_view role;
+  // volcano.sh/task-spec (annotation, else label): the value in `pod`, which this TaskMeta
+  // keeps alive and never changes; null when the pod has none (8 bytes, not a 32-byte copy
+  // or a 16-byte view).
+  const std::string* role_value = nullptr;
+  std::string_view role() const {
+    return role_value != nullptr ? std::string_view(*role_value) : std::string_view();
+  }
   // The pod's request (PodRequest): what the task takes from its node's idle and adds to its
   // job's allocated. Fixed for the pod version, so the job's and the node's copies of the
   // task share it.
@@ -80,7 +84,8 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   NonZeroRequest non_zero;
   // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
   // ("namespace/claim"), pod (anti-)affinity. One pointer for all of it, null when the pod has
-  // none of it, so a TaskMeta with its count and request is 160 bytes (a tcmalloc class).
+  // none of it, so a TaskMeta with its count and request is 144 bytes (a tcmalloc class; 160
+  // with a shared_ptr here and a string_view for the role).
   struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;
@@ -89,7 +94,8 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
     // anti-affinity counts as required (the conservative choice for predicates).
     bool has_required_anti_affinity = false;
   };
-  std::shared_ptr<const NodeFacts> node_facts;  // null when the pod has none of them
+  // Owned: a TaskMeta is never copied (copies of a task share the TaskMeta itself).
+  std::unique_ptr<const NodeFacts> node_facts;  // null when the pod has none of them
   const std::vector<HostPort>& host_ports() const;
   const std::vector<std::string>& pvcs() const;
   bool has_affinity() const { return node_facts != nullptr && node_facts->has_affinity; }
@@ -136,7 +142,7 @@ struct TaskInfo {
   const std::string& namespace_() const { return meta->namespace_(); }
   const std::string& key() const { return meta->key; }
   const std::string& job() const { return meta->job.get(); }
-  std::string_view role() const { return meta->role; }
+  std::string_view role() const { return meta->role(); }
   const k8s::Pod& pod() const { return *meta->pod; }
   // Annotations sent with the binding.
   const k8s::StringMap& annotations() const { return meta->pod->metadata.annotations; }

@@ -58,8 +58,8 @@ Resource RequestOf(const k8s::Pod& pod) {
 // Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
 // private copies: each byte here is two bytes per task. The request is in TaskMeta.
 static_assert(sizeof(TaskInfo) == 24);
-// One per task, with its count and the request: tcmalloc's 160-byte class.
-static_assert(sizeof(TaskMeta) <= 160);
+// One per task, with its count and the request: tcmalloc's 144-byte class.
+static_assert(sizeof(TaskMeta) <= 144);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
