@@ -140,7 +140,14 @@ class ChangeLog {
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
 struct SchedulerCache::JobSlot : Slot<JobInfo> {
-  std::string pg_uid;  // UID of the current or last PodGroup ("" if never had one)
+  // The current or last PodGroup (null if it never had one), whose UID names the job in the
+  // deleted-jobs queue: the object the JobInfo holds while it is current, not a copy of its
+  // 36-character UID (80 bytes a job).
+  std::shared_ptr<const k8s::PodGroup> last_pod_group;
+  const std::string& pg_uid() const {
+    static const std::string kNone;
+    return last_pod_group != nullptr ? last_pod_group->metadata.uid : kNone;
+  }
 };
 
 // Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared

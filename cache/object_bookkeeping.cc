@@ -57,7 +57,7 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
     uint64_t g = w.generation();
     w = std::move(trial);
     w.set_generation(g);
-    it->second.pg_uid = pg->metadata.uid;
+    it->second.last_pod_group = pg;
     return Status::Ok();
   }
   JobInfo fresh(id);
@@ -67,7 +67,7 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
   uint64_t g = s.info->generation();
   *s.info = std::move(fresh);
   s.info->set_generation(g);
-  s.pg_uid = pg->metadata.uid;
+  s.last_pod_group = pg;
   return Status::Ok();
 }
 

@@ -205,7 +205,7 @@ Status SchedulerCache::DeletePodGroup(const k8s::PodGroup& pg) {
     return Count(impl_->counters, Status::NotFound("PodGroup " + id + ": not in the cache"));
   }
   impl_->WritableJob(it->second).UnsetPodGroup();
-  deleted_jobs_->Add(id + "/" + it->second.pg_uid);
+  deleted_jobs_->Add(id + "/" + it->second.pg_uid());
   return Count(impl_->counters, Status::Ok());
 }
 
@@ -554,7 +554,7 @@ Status SchedulerCache::CleanupJob(const std::string& key) {
   const std::string pg_uid = key.substr(pos + 1);
   MutexLock lock(&impl_->mu);
   auto it = impl_->jobs.find(id);
-  if (it == impl_->jobs.end() || it->second.pg_uid != pg_uid || it->second.info->pod_group()) {
+  if (it == impl_->jobs.end() || it->second.pg_uid() != pg_uid || it->second.info->pod_group()) {
     return Status::Ok();  // gone, or re-created with another PodGroup: nothing to do
   }
   if (!it->second.info->tasks().empty()) {
