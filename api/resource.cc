@@ -280,10 +280,31 @@ bool Resource::IsZero(std::string_view name) const { return Get(name) <= 0; }
 // ---------------------------------------------------------------------------------------
 // Arithmetic
 
+// Applies op to each of rr's scalars, inserting those *this lacks. Both arrays are sorted
+// by id, so one forward walk finds them all when *this already has every id of rr (a node's
+// or a job's sums, to which a task adds `pods` and its GPU): no search and no call per
+// scalar. The first missing id sends the rest through Insert.
+template <typename Op>
+void Resource::MergeScalars(const Resource& rr, Op op) {
+  const Scalar* s = rr.data();
+  const Scalar* const end = s + rr.size_;
+  Scalar* mine = data();
+  Scalar* const mine_end = mine + size_;
+  for (; s != end; ++s, ++mine) {
+    while (mine != mine_end && mine->id < s->id) ++mine;
+    if (mine == mine_end || mine->id != s->id) break;
+    mine->value = op(mine->value, s->value);
+  }
+  for (; s != end; ++s) {
+    Scalar* m = Insert(s->id);
+    m->value = op(m->value, s->value);
+  }
+}
+
 Resource& Resource::Add(const Resource& rr) {
   milli_cpu_ = SatAdd(milli_cpu_, rr.milli_cpu_);
   memory_ = SatAdd(memory_, rr.memory_);
-  for (const Scalar* s = rr.scalars_begin(); s != rr.scalars_end(); ++s) AddScalar(s->id, s->value);
+  if (rr.size_ != 0) MergeScalars(rr, [](int64_t a, int64_t b) { return SatAdd(a, b); });
   return *this;
 }
 
@@ -300,10 +321,7 @@ Status Resource::Sub(const Resource& rr) {
 Resource& Resource::SubUnchecked(const Resource& rr) {
   milli_cpu_ = SatSub(milli_cpu_, rr.milli_cpu_);
   memory_ = SatSub(memory_, rr.memory_);
-  for (const Scalar* s = rr.scalars_begin(); s != rr.scalars_end(); ++s) {
-    Scalar* mine = Insert(s->id);
-    mine->value = SatSub(mine->value, s->value);
-  }
+  if (rr.size_ != 0) MergeScalars(rr, [](int64_t a, int64_t b) { return SatSub(a, b); });
   return *this;
 }
 

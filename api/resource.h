@@ -160,6 +160,8 @@ class Resource {
   const Scalar* data() const { return capacity_ > kInlineScalars ? heap_ : inline_; }
   void CopyScalarsFromHeap(const Resource& other);  // the copy constructor's rare half
   Scalar* Insert(uint32_t id);                      // returns the (possibly new, value 0) entry
+  template <typename Op>
+  void MergeScalars(const Resource& rr, Op op);  // Add's and SubUnchecked's scalars
   void Reserve(int n);
 
   int64_t milli_cpu_ = 0;

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -513,6 +515,55 @@ TEST(ResourceStorageTest, ScalarsStaySortedAndPresent) {
   r.RemoveScalar(static_cast<uint32_t>(ResourceNames::Intern("never.set/x")));  // no-op
   EXPECT_EQ(r.scalar_count(), 3);
   ExpectSortedById(r);
+}
+
+// Add and SubUnchecked walk both sorted scalar arrays at once and insert what is missing:
+// against a model (a map per id) on random subsets of five scalars, including ids missing
+// before, between and after the present ones, an operand with more scalars than the
+// target (to the heap and back) and a Resource added to itself.
+TEST(ResourceStorageTest, AddAndSubMatchAModelOnRandomScalarSets) {
+  std::vector<uint32_t> ids;
+  for (const char* name : {"a.example/m", "b.example/m", "c.example/m", "d.example/m"}) {
+    ids.push_back(ResourceNames::Intern(name));
+  }
+  ids.push_back(ResourceNames::kPods);
+  std::mt19937 rng(7);
+  auto random = [&](std::map<uint32_t, int64_t>* model) {
+    Resource r(static_cast<int64_t>(rng() % 100), static_cast<int64_t>(rng() % 100));
+    for (uint32_t id : ids) {
+      if (rng() % 2 == 0) continue;
+      const auto v = static_cast<int64_t>(rng() % 1000);
+      r.SetScalar(id, v);
+      (*model)[id] = v;
+    }
+    return r;
+  };
+  auto expect = [](const Resource& r, const std::map<uint32_t, int64_t>& model, int round) {
+    ASSERT_EQ(r.scalar_count(), static_cast<int>(model.size())) << "round " << round;
+    for (const auto& [id, v] : model) {
+      EXPECT_TRUE(r.Has(id)) << "round " << round << " id " << id;
+      EXPECT_EQ(r.Get(id), v) << "round " << round << " id " << id;
+    }
+    ExpectSortedById(r);
+  };
+  for (int round = 0; round < 2000; ++round) {
+    std::map<uint32_t, int64_t> a_model, b_model;
+    Resource a = random(&a_model);
+    const Resource b = random(&b_model);
+    const bool add = rng() % 2 == 0;
+    if (add) {
+      a.Add(b);
+    } else {
+      a.SubUnchecked(b);
+    }
+    for (const auto& [id, v] : b_model) a_model[id] += add ? v : -v;
+    expect(a, a_model, round);
+    if (round % 10 == 0) {
+      a.Add(a);
+      for (auto& [id, v] : a_model) v *= 2;
+      expect(a, a_model, round);
+    }
+  }
 }
 
 TEST(ResourceStorageTest, GetByNameAnswersCpuAndMemory) {
