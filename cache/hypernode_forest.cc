@@ -373,8 +373,7 @@ void HyperNodeForest::UnindexNodeLabels(const std::string& name, const k8s::Stri
   for (const auto& [k, v] : labels) {
     auto byk = node_labels_.find(k);
     if (byk == node_labels_.end()) continue;  // a key no labelMatch uses is not indexed
-    auto byv = byk->second.find(v);
-    if (byv == byk->second.end()) continue;
+    auto byv = byk->second.find(v);           // an indexed key holds every known node's value
     byv->second.erase(name);
     if (byv->second.empty()) byk->second.erase(byv);
     if (byk->second.empty()) node_labels_.erase(byk);
