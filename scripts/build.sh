@@ -9,9 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-release}"; shift || true
 jobs="${VOLCACHE_JOBS:-$(nproc)}"
-# Object files are shared through ccache across build directories (sources have absolute
-# paths, so the compile directory need not be part of the hash).
+# Object files are shared through ccache across build directories and checkouts: paths under
+# the checkout are hashed relative to it (so a second clone, or CI's clean checkout, hits what
+# this one compiled), and the compile directory is not part of the hash. Three configurations
+# of objects with debug info need more than ccache's default 5 GB.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-12G}"
 case "$kind" in
   release) dir=build;      args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   asan)    dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DVOLCACHE_SANITIZE=address,undefined -DVOLCACHE_BUILD_BENCH=OFF) ;;

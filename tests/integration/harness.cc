@@ -634,6 +634,15 @@ int CountBound(KubeClient& c, const std::string& ns) {
   return n;
 }
 
+double MetricValue(const std::string& metrics, const std::string& name) {
+  std::istringstream in(metrics);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
 void CreateNamespace(KubeClient& c, const std::string& ns) {
   c.Post("/api/v1/namespaces",
          Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});

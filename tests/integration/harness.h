@@ -168,6 +168,8 @@ std::string RequestToken(KubeClient& c, const std::string& ns, const std::string
 // Pods of a namespace: name -> nodeName ("" when unbound).
 std::map<std::string, std::string> PodNodes(KubeClient& c, const std::string& ns);
 int CountBound(KubeClient& c, const std::string& ns);
+// The value of an unlabelled metric in a Prometheus text exposition; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& name);
 
 // Creates namespace `ns` (ok when it exists).
 void CreateNamespace(KubeClient& c, const std::string& ns);

@@ -143,6 +143,7 @@ struct FakeApiServer::State {
   std::mt19937_64 rng{1};
   uint64_t drop_generation = 0;
   uint64_t bookmark_generation = 0;
+  uint64_t end_generation = 0;  // EndWatches
   int truncate_next = 0;
   int malform_next = 0;
   bool stopping = false;
@@ -336,6 +337,7 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
   }
   ++st->counters.open_watches;
   const uint64_t drop_gen = st->drop_generation;
+  const uint64_t end_gen = st->end_generation;
   uint64_t bookmark_gen = st->bookmark_generation;
   lock.unlock();
 
@@ -349,7 +351,8 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
   const std::string resource = k.resource, kind = k.kind, api_version = k.api_version;
   res.set_chunked_content_provider(
       "application/json",
-      [st, cur, drop_gen, bookmarks, deadline, resource, kind, api_version](size_t, httplib::DataSink& sink) {
+      [st, cur, drop_gen, end_gen, bookmarks, deadline, resource, kind, api_version](
+          size_t, httplib::DataSink& sink) {
         if (!cur->initial.empty()) {
           for (const auto& line : cur->initial) {
             if (!sink.write(line.data(), line.size())) return false;
@@ -366,8 +369,8 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
             return !h.empty() && h.back().rv > cur->rv;
           };
           st->cv.wait_until(lock, deadline, [&] {
-            return st->stopping || st->drop_generation != drop_gen || has_new() ||
-                   (bookmarks && st->bookmark_generation != cur->bookmark_gen);
+            return st->stopping || st->drop_generation != drop_gen || st->end_generation != end_gen ||
+                   has_new() || (bookmarks && st->bookmark_generation != cur->bookmark_gen);
           });
           if (st->stopping || st->drop_generation != drop_gen) {
             drop = true;
@@ -403,7 +406,9 @@ void HandleWatch(const std::shared_ptr<FakeApiServer::State>& st, const httplib:
                                   .dump() +
                               "\n");
             }
-            if (lines.empty() && std::chrono::steady_clock::now() >= deadline) finish = true;
+            if (lines.empty() &&
+                (st->end_generation != end_gen || std::chrono::steady_clock::now() >= deadline))
+              finish = true;
           }
         }
         for (const auto& line : lines) {
@@ -851,6 +856,12 @@ void FakeApiServer::SetRandomFaults(RandomFaults faults) {
 void FakeApiServer::DropWatches() {
   std::lock_guard<std::mutex> lock(state_->mu);
   ++state_->drop_generation;
+  state_->cv.notify_all();
+}
+
+void FakeApiServer::EndWatches() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  ++state_->end_generation;
   state_->cv.notify_all();
 }
 

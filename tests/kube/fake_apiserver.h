@@ -84,7 +84,9 @@ class FakeApiServer {
   void AddFault(FaultRule rule);
   void ClearFaults();
   void SetRandomFaults(RandomFaults faults);
-  void DropWatches();                   // every open watch ends abruptly (no final chunk)
+  void DropWatches();  // every open watch ends abruptly (no final chunk)
+  // Every open watch ends normally now (the final chunk), as at its timeoutSeconds.
+  void EndWatches();
   void TruncateNextWatchEvents(int n);  // the next n events: half a line, then the stream drops
   void MalformNextWatchEvents(int n);   // the next n events are preceded by a garbage line
   void SendBookmarks();                 // a BOOKMARK on every open watch that allows them

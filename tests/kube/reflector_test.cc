@@ -371,8 +371,9 @@ TEST_F(ReflectorTest, WatchFailuresBackOffResetAfterANormalWatchAndTheReconnectI
   auto pods = Make(ResourceKind::kPods, ClockOptions(clock));
   ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
   ASSERT_TRUE(Eventually([&] { return server_.counters().open_watches >= 1; }));
-  // The open watch ends normally (timeoutSeconds); the next three watch requests fail.
+  // The open watch ends normally (as at its timeoutSeconds); the next three watch requests fail.
   server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 3});
+  server_.EndWatches();
   EXPECT_EQ(BackingOff(*pods, 1), std::chrono::milliseconds(800));
   clock->Advance(std::chrono::milliseconds(800));
   EXPECT_EQ(BackingOff(*pods, 2), std::chrono::milliseconds(1600));
@@ -390,11 +391,30 @@ TEST_F(ReflectorTest, WatchFailuresBackOffResetAfterANormalWatchAndTheReconnectI
 
   // A watch that ran normally (ended by the server) resets the backoff to its first step.
   server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 1});
+  server_.EndWatches();
   EXPECT_EQ(BackingOff(*pods, 1), std::chrono::milliseconds(800));
   clock->Advance(std::chrono::milliseconds(800));
   server_.Upsert(PodJson("ns", "b", "100m", "64Mi"));
   ASSERT_TRUE(Eventually([&] { return pods->Get("ns/b") != nullptr; }));
   EXPECT_EQ(logs.Count("watch pods: reconnected after 1 failure (0.8 s)"), 1u);
+}
+
+// The server ends each watch at its timeoutSeconds (here 1 s, on the server's own clock): the
+// reflector watches again from where it was, with no relist, no failure and no lost event.
+TEST_F(ReflectorTest, AWatchEndedAtItsTimeoutSecondsResumesWithoutRelisting) {
+  ReflectorOptions o = FastOptions();
+  o.watch_timeout_seconds = 1;
+  auto pods = Make(ResourceKind::kPods, o);
+  ASSERT_TRUE(pods->WaitForSync(std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(Eventually([&] { return server_.counters().watches >= 2; }, std::chrono::seconds(30)));
+  server_.Upsert(PodJson("ns", "a", "100m", "64Mi"));
+  ASSERT_TRUE(Eventually([&] { return pods->Get("ns/a") != nullptr; }));
+  const ReflectorStats s = pods->stats();
+  EXPECT_EQ(s.lists, 1u);
+  EXPECT_EQ(s.relists, 0u);
+  EXPECT_EQ(s.stream_errors, 0u);
+  EXPECT_EQ(s.consecutive_failures, 0u);
+  EXPECT_GE(s.watches, 2u);
 }
 
 TEST_F(ReflectorTest, ForbiddenNamesTheMissingPermissionOnce) {
@@ -534,7 +554,8 @@ TEST_F(ReflectorTest, StatsCountListsWatchesRelistsEventsByTypeAndTheirTimes) {
 
   // The watch goes down, history is compacted: the next watch gets ERROR 410 → relist.
   server_.AddFault({"WATCH", "", 503, "ServiceUnavailable", -1, std::chrono::milliseconds(0), 1});
-  const Duration wait = BackingOff(*pods, 1);  // the open watch ends (timeoutSeconds), the next fails
+  server_.EndWatches();
+  const Duration wait = BackingOff(*pods, 1);  // the open watch ends normally, the next fails
   server_.Upsert(PodJson("ns", "c", "100m", "64Mi"));
   server_.Compact();
   clock->Advance(wait);
