@@ -165,12 +165,14 @@ const std::shared_ptr<const TopologyInfo>& SchedulerCache::Impl::Topology() {
 
 bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const {
   if (!job.pod_group()) return false;
-  if (known_queue_version != queue_version || job.queue() != known_queue_name) {
-    known_queue_name = job.queue();
-    known_queue_version = queue_version;
-    known_queue = queues.count(job.queue()) > 0;
+  if (known_queues_version != queue_version) {
+    known_queues.clear();
+    known_queues_version = queue_version;
   }
-  return known_queue;
+  const std::string& queue = job.queue();  // the interned name
+  auto [it, added] = known_queues.try_emplace(&queue, false);
+  if (added) it->second = queues.count(queue) > 0;
+  return it->second;
 }
 
 bool SchedulerCache::Impl::Included(Slot<JobInfo>& slot) {
