@@ -230,9 +230,11 @@ TEST_F(ReflectorTest, RelistAfterGoneDeliversTombstones) {
   server_.Upsert(PodJson("ns", "stays", "200m", "64Mi"));
   server_.Compact();
   server_.ClearFaults();
-  ASSERT_TRUE(
-      Eventually([&] { return pods->stats().relists >= 1 && pods->size() == 2 && pods->Get("ns/new"); }));
-  EXPECT_TRUE(handler_.Has("TOMBSTONE ns/goes"));
+  // The store changes under the reflector's lock; the handler hears of it just after.
+  ASSERT_TRUE(Eventually([&] {
+    return pods->stats().relists >= 1 && pods->size() == 2 && pods->Get("ns/new") &&
+           handler_.Has("TOMBSTONE ns/goes");
+  }));
   EXPECT_TRUE(handler_.Has("ADD ns/new"));
   EXPECT_TRUE(handler_.Has("UPDATE ns/stays"));
   EXPECT_EQ(pods->stats().tombstones, 1u);
