@@ -15,8 +15,7 @@ class IdleTest : public RealServerTest {
   static void TearDownTestSuite() { DownServer(); }
 };
 
-// Defect 4: kube-apiserver closes keep-alive connections idle for 90 s (Go's http.Server
-// IdleTimeout); the pool must not hand such a half-closed (CLOSE-WAIT) connection to a bind.
+// The pool must not hand a connection the server closed (CLOSE-WAIT) to a bind.
 TEST_F(IdleTest, BindsAfterIdleKeepAliveTimeoutDoNotFail) {
   KubeClient c = Admin();
   const std::string ns = "idle";

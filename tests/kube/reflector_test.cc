@@ -402,7 +402,8 @@ TEST_F(ReflectorTest, WatchFailuresBackOffResetAfterANormalWatchAndTheReconnectI
 }
 
 // The server ends each watch at its timeoutSeconds (here 1 s, on the server's own clock): the
-// reflector watches again from where it was, with no relist, no failure and no lost event.
+// reflector watches again from where it was, with no relist and no failure, and the next
+// event arrives on the new watch.
 TEST_F(ReflectorTest, AWatchEndedAtItsTimeoutSecondsResumesWithoutRelisting) {
   ReflectorOptions o = FastOptions();
   o.watch_timeout_seconds = 1;
