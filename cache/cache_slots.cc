@@ -28,6 +28,13 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
   return *s.info;
 }
 
+JobInfo& SchedulerCache::Impl::WritableJobTasks(JobSlot& s) {
+  const bool answered = s.included_at == s.gen;
+  JobInfo& job = WritableJob(s);
+  if (answered) s.included_at = s.gen;
+  return job;
+}
+
 SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string& name,
                                                                std::shared_ptr<NodeInfo> info) {
   auto entry = nodes.try_emplace(name).first;

@@ -58,9 +58,14 @@ struct Slot {
   std::shared_ptr<T> info;
   bool published = false;
   // Whether snapshots hold this version (a job: it has a PodGroup of a known queue; a node:
-  // it is Ready), as computed at generation `included_at` and queue version `included_qv`
-  // (a full snapshot then reads the slot, not the version).
+  // it is Ready), as known to hold at generation `included_at` (computed then, or carried
+  // over by a write that cannot change it) and queue version `included_qv` (a full snapshot
+  // then reads the slot, not the version).
   bool included = false;
+  // Nodes: whether the allocatable changed since the snapshot `snap_tag` took a version, so
+  // its refresh knows whether the total must be recounted without reading the version it
+  // held (a cache miss) or comparing two Resources. Jobs leave it false.
+  bool allocatable_changed = false;
   uint32_t included_qv = 0;
   uint64_t included_at = 0;
   uint64_t gen = 0;
@@ -246,6 +251,10 @@ struct SchedulerCache::Impl {
   // new generation and appends the slot to its change log.
   NodeInfo& WritableNode(const std::string& name, NodeSlot& s) REQUIRES(mu);
   JobInfo& WritableJob(JobSlot& s) REQUIRES(mu);
+  // WritableJob for a write that changes only the job's tasks or priority, never its PodGroup
+  // or queue: the slot's answer to whether snapshots include the job stays valid, so the
+  // refresh after a task change does not ask again.
+  JobInfo& WritableJobTasks(JobSlot& s) REQUIRES(mu);
   NodeSlot& CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) REQUIRES(mu);
   JobSlot& CreateJobSlot(const JobId& id) REQUIRES(mu);
   void LogRemoval(bool is_node, const std::string& key) REQUIRES(mu);

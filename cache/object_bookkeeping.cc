@@ -18,6 +18,7 @@ Status SchedulerCache::Impl::AddOrUpdateNodeLocked(const k8s::NodePtr& node) {
     // Validate on a scratch copy so that a refused update leaves the slot untouched.
     NodeInfo trial = *it->second.info;
     VC_RETURN_IF_ERROR(trial.SetNode(node));
+    if (!(trial.allocatable() == it->second.info->allocatable())) it->second.allocatable_changed = true;
     NodeInfo& w = WritableNode(name, it->second);
     int64_t before = w.negative_idle_events();
     w = std::move(trial);
@@ -83,7 +84,7 @@ int32_t SchedulerCache::Impl::PriorityFor(const JobInfo& job) const {
 void SchedulerCache::Impl::RecomputePriorities() {
   for (auto& [id, slot] : jobs) {
     int32_t p = PriorityFor(*slot.info);
-    if (p != slot.info->priority()) WritableJob(slot).set_priority(p);
+    if (p != slot.info->priority()) WritableJobTasks(slot).set_priority(p);
   }
 }
 

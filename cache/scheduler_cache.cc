@@ -420,7 +420,7 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
   Status s = m.WritableNode(node_name, n->second).AddTask(binding);
   VC_CHECK(s.ok(), s.ToString());
   auto j = m.jobs.find(binding.job());
-  JobInfo& job = m.WritableJob(j->second);
+  JobInfo& job = m.WritableJobTasks(j->second);
   VC_CHECK(job.DeleteTask(binding.uid()).ok(), "job lost task " + key);
   VC_CHECK(job.AddTask(binding).ok(), "job refused task " + key);
   m.assumed[key] = AssumedEntry{node_name, false, {}};
@@ -516,7 +516,7 @@ Status SchedulerCache::Evict(const std::string& key, const std::string& reason) 
     VC_RETURN_IF_ERROR(trial.UpdateTask(releasing).WithPrefix("evict " + key));
   }
   VC_CHECK(m.WritableNode(releasing.node_name, n->second).UpdateTask(releasing).ok(), "evict " + key);
-  JobInfo& job = m.WritableJob(m.jobs.at(releasing.job()));
+  JobInfo& job = m.WritableJobTasks(m.jobs.at(releasing.job()));
   VC_CHECK(job.UpdateTaskStatus(releasing.uid(), TaskStatus::kReleasing).ok(), "evict " + key);
   m.evictions.push_back(EvictionRequest{releasing, reason});
   return Status::Ok();

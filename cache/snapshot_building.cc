@@ -101,6 +101,7 @@ void HoldVersion(SnapMap<T>& map, const std::string& key, Slot<T>& slot, typenam
   }
   slot.snap_entry = cur;
   slot.snap_tag = tag;
+  slot.allocatable_changed = false;
 }
 
 // Drops entry `cur` (if any) from the snapshot, retiring its version; `slot` (if any)
@@ -289,9 +290,15 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   const bool had = cur != nullptr;
   const bool include = slot != nullptr && Included(*slot);
   if (had) {
-    if (!include ||
-        (cur->second != slot->info && !(cur->second->allocatable() == slot->info->allocatable()))) {
+    if (!include) {
       *recount = true;
+    } else if (cur->second != slot->info) {
+      // The entry came from the slot (same tag): the slot knows whether the allocatable
+      // changed since; otherwise (found by name) the two versions are compared.
+      if (slot->snap_tag == tag ? slot->allocatable_changed
+                                : !(cur->second->allocatable() == slot->info->allocatable())) {
+        *recount = true;
+      }
     }
   } else if (include) {
     total->Add(slot->info->allocatable());

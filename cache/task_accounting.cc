@@ -70,7 +70,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
       auto it = jobs.find(task.job());
       job = it == jobs.end() ? &CreateJobSlot(task.job()) : &it->second;
     }
-    Status s = WritableJob(*job).AddTask(task);
+    Status s = WritableJobTasks(*job).AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
   }
   // CheckCanAdd refused a key the index holds, and a replacement removed its old entry first.
@@ -100,7 +100,7 @@ void SchedulerCache::Impl::RemoveTaskLocked(const std::string& key, bool queue_e
   } else {
     auto j = jobs.find(it->second.job());
     VC_CHECK(j != jobs.end(), "job of task " + key + " missing");
-    JobInfo& job = WritableJob(j->second);
+    JobInfo& job = WritableJobTasks(j->second);
     Status s = job.DeleteTask(task.uid());
     VC_CHECK(s.ok(), "removing task " + key + " from job: " + s.ToString());
     if (queue_empty_job && job.tasks().empty() && !job.pod_group()) {
@@ -187,7 +187,7 @@ void SchedulerCache::Impl::UnassumeLocked(const std::string& key, const AssumedE
   }
   pending.status = TaskStatus::kPending;
   pending.node_name.clear();
-  JobInfo& job = WritableJob(jobs.at(pending.job()));
+  JobInfo& job = WritableJobTasks(jobs.at(pending.job()));
   VC_CHECK(job.DeleteTask(pending.uid()).ok(), "job lost assumed task " + key);
   VC_CHECK(job.AddTask(pending).ok(), "job refused task " + key);
   assumed.erase(key);
