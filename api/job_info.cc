@@ -46,6 +46,8 @@ void AppendSortedHistogram(std::string& out, const Histogram& h) {
 }
 
 constexpr std::string_view kUndetermined = "Undetermined";  // Volcano PodReasonUndetermined
+// A job reserves room for at most this many tasks ahead of their arrival (SetPodGroup).
+constexpr size_t kTasksReservedAtMost = 4096;
 
 }  // namespace
 
@@ -68,6 +70,11 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   creation_timestamp_ = pg->metadata.creation_timestamp;
   phase_ = pg->status.phase;
   pod_group_ = std::move(pg);
+  // The gang's tasks arrive one by one, and a table grown a quarter at a time would copy
+  // itself about eight times on the way to ten: room for minMember of them at once (bounded,
+  // so that a wrong minMember cannot make it large).
+  if (min_available_ > 0)
+    tasks_.reserve(std::min<size_t>(static_cast<size_t>(min_available_), kTasksReservedAtMost));
   ++generation_;
   return Status::Ok();
 }

@@ -123,6 +123,8 @@ class KeyedTable {
   // Adds `value` under its key unless the key is present. Returns the stored (or present)
   // value and whether it was added.
   std::pair<V*, bool> try_emplace(const V& value);
+  // Room for `n` entries, so that adding up to n allocates nothing more.
+  void reserve(size_t n);
   // The stored value under `key`, for a change in place (not of its key); nullptr if absent.
   V* find_mutable(std::string_view key);
   // Replaces the value at `it` (re-keyed if the new value's key differs).

@@ -100,6 +100,14 @@ std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
 }
 
 template <class V>
+void KeyedTable<V>::reserve(size_t n) {
+  entries_.reserve(n);
+  uint32_t capacity = std::max(kMinCapacity, capacity_);
+  while (n * 4 > size_t{capacity} * 3) capacity *= 2;
+  if (capacity != capacity_) Rehash(capacity);
+}
+
+template <class V>
 V& KeyedTable<V>::replace(const_iterator it, V value) {
   const auto pos = static_cast<uint32_t>(Pos(it));
   const std::string_view old_key = KeyAt(pos);

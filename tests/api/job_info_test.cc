@@ -105,6 +105,20 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_FALSE(job.IsPending());
 }
 
+TEST(JobInfoTest, SetPodGroupMakesRoomForMinMemberTasks) {
+  JobInfo job("ns/pg");
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(6)).ok());
+  ASSERT_TRUE(job.AddTask(Task("t0", TaskStatus::kPending)).ok());
+  const TaskInfo* first = job.FindTask("uid-t0");
+  ASSERT_NE(first, nullptr);
+  for (int i = 1; i < 6; ++i)
+    ASSERT_TRUE(job.AddTask(Task("t" + std::to_string(i), TaskStatus::kPending)).ok());
+  EXPECT_EQ(job.FindTask("uid-t0"), first);  // the stored tasks never moved
+  EXPECT_EQ(job.tasks().size(), 6u);
+  ASSERT_TRUE(job.AddTask(Task("t6", TaskStatus::kPending)).ok());  // beyond minMember: still added
+  for (int i = 0; i < 7; ++i) EXPECT_NE(job.FindTask("uid-t" + std::to_string(i)), nullptr) << i;
+}
+
 TEST(JobInfoTest, EmptyQueueMeansTheDefaultQueue) {
   JobInfo job("ns/pg");
   ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());

@@ -78,6 +78,25 @@ TEST(TaskTableTest, EraseMovesTheLastEntryIntoTheGapAndKeepsItFindable) {
   ExpectSame(table, {{"ns/t0", 0}, {"ns/t2", 2}, {"ns/t4", 4}});
 }
 
+TEST(TaskTableTest, ReserveMakesRoomSoThatAddingThatManyMovesNoEntry) {
+  TaskTable table;
+  for (int i = 0; i < 3; ++i) table.try_emplace(Task("t" + std::to_string(i), i));
+  table.reserve(40);  // re-indexes the three entries already there
+  ExpectSame(table, {{"ns/t0", 0}, {"ns/t1", 1}, {"ns/t2", 2}});
+  const TaskInfo* first = table.try_emplace(Task("t3", 3)).first;
+  std::map<std::string, int32_t> want{{"ns/t0", 0}, {"ns/t1", 1}, {"ns/t2", 2}, {"ns/t3", 3}};
+  for (int i = 4; i < 40; ++i) {
+    table.try_emplace(Task("t" + std::to_string(i), i));
+    want.emplace("ns/t" + std::to_string(i), i);
+  }
+  // Stored values move only when the table grows: t3 is where it was.
+  EXPECT_EQ(&table.find("ns/t3")->second, first);
+  ExpectSame(table, want);
+  table.reserve(2);  // less than it holds: nothing changes
+  EXPECT_EQ(&table.find("ns/t3")->second, first);
+  ExpectSame(table, want);
+}
+
 TEST(TaskTableTest, ReplaceRekeysTheEntryToTheNewTaskMeta) {
   TaskTable table;
   {
