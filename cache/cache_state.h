@@ -14,6 +14,7 @@
 // -Wthread-safety). Every helper that reads or writes that state REQUIRES(mu); the calls that
 // leave the cache (cluster source, reclaimer) go through helpers marked EXCLUDES(mu).
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -98,6 +99,16 @@ class ChangeLog {
       entries_[s.log_pos].slot = nullptr;
     } else {
       ++live_;
+    }
+    if (entries_.size() == entries_.capacity()) {
+      // Full: when half the entries are cleared, dropping them makes the room (as early as
+      // that); otherwise grown by half, to at least the compaction bound below. Doubling
+      // left most of the array unused (S's node log reached 512 entries for at most 265).
+      if (entries_.size() >= 2 * live_) {
+        Compact();
+      } else {
+        entries_.reserve(std::max(2 * live_ + kSlack + 1, entries_.size() + entries_.size() / 2));
+      }
     }
     s.log_pos = entries_.size();
     entries_.push_back({s.gen, &s});
