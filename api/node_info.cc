@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/check.h"
 #include "api/resource_list.h"
 
 namespace volcache {
@@ -34,26 +35,41 @@ void Apply(Resource& target, const Resource& r, int sign) {
 // Whether a task in `status` takes from Idle (and counts in the kube-scheduler aggregates).
 bool TakesIdle(TaskStatus status) { return status != TaskStatus::kPipelined; }
 
+// The reasons, interned once (interning looks the table up under its mutex).
+const k8s::Interned& UnInitializedReason() {
+  static const k8s::Interned reason(kUnInitialized);
+  return reason;
+}
+
 NodeState StateOf(const k8s::Node& node) {
   for (const k8s::NodeCondition& c : node.status.conditions) {
     if (c.type == "Ready") {
-      if (c.status == "True") return NodeState{NodePhase::kReady, ""};
+      if (c.status == "True") return NodeState{NodePhase::kReady, k8s::Interned()};
       break;
     }
   }
-  return NodeState{NodePhase::kNotReady, std::string(kNotReadyReason)};
+  static const k8s::Interned not_ready(kNotReadyReason);
+  return NodeState{NodePhase::kNotReady, not_ready};
 }
 
 }  // namespace
 
 NodeInfo::NodeInfo(std::string name)
-    : name_(std::move(name)), state_{NodePhase::kNotReady, std::string(kUnInitialized)} {}
+    : name_(std::move(name)), state_{NodePhase::kNotReady, UnInitializedReason()} {}
 
 Result<NodeInfo> NodeInfo::FromNode(k8s::NodePtr node) {
   if (node == nullptr) return Status::InvalidArgument("NodeInfo::FromNode: null node");
   NodeInfo ni(node->metadata.name);
   VC_RETURN_IF_ERROR(ni.SetNode(std::move(node)));
   return ni;
+}
+
+Resource NodeInfo::capacity() const {
+  if (node_ == nullptr) return Resource();
+  // SetNode refuses a Node whose capacity does not parse: the node held parses.
+  Result<Resource> capacity = ResourceFromList(node_->status.capacity, "status.capacity");
+  VC_CHECK(capacity.ok(), capacity.status().ToString());
+  return std::move(capacity).value();
 }
 
 Status NodeInfo::SetNode(k8s::NodePtr node) {
@@ -84,7 +100,6 @@ Status NodeInfo::SetNode(k8s::NodePtr node) {
   // Nothing below can fail.
   state_ = StateOf(*node);
   allocatable_ = std::move(allocatable).value();
-  capacity_ = std::move(capacity).value();
   images_ = std::move(images);
   revocable_zone_ = std::move(zone);
   node_ = std::move(node);
@@ -95,9 +110,8 @@ Status NodeInfo::SetNode(k8s::NodePtr node) {
 
 void NodeInfo::UnsetNode() {
   node_ = nullptr;
-  state_ = NodeState{NodePhase::kNotReady, std::string(kUnInitialized)};
+  state_ = NodeState{NodePhase::kNotReady, UnInitializedReason()};
   allocatable_ = Resource();
-  capacity_ = Resource();
   images_.clear();
   revocable_zone_.clear();
   RecomputeFromTasks();

@@ -37,7 +37,9 @@ enum class NodePhase : uint8_t { kReady, kNotReady };
 
 struct NodeState {
   NodePhase phase = NodePhase::kNotReady;
-  std::string reason;  // "" when Ready; "UnInitialized" (placeholder) or "NotReady"
+  // "" when Ready; "UnInitialized" (placeholder) or "NotReady": interned (8 bytes, not a
+  // 32-byte std::string).
+  k8s::Interned reason;
   friend bool operator==(const NodeState&, const NodeState&) = default;
 };
 
@@ -76,7 +78,10 @@ class NodeInfo {
   const std::string& revocable_zone() const { return revocable_zone_; }
 
   const Resource& allocatable() const { return allocatable_; }
-  const Resource& capacity() const { return capacity_; }
+  // status.capacity of the Node object (zero for a placeholder). Read from the object on
+  // demand rather than kept beside allocatable: nothing on a scheduling path reads it, and
+  // keeping it cost every NodeInfo 48 bytes.
+  Resource capacity() const;
   const Resource& idle() const { return idle_; }
   const Resource& used() const { return used_; }
   const Resource& releasing() const { return releasing_; }
@@ -128,14 +133,14 @@ class NodeInfo {
   NodeState state_;
   // Interned (zones repeat): one pointer, not a 32-byte std::string.
   k8s::Interned revocable_zone_;
-  Resource allocatable_, capacity_, idle_, used_, releasing_, pipelined_;
+  Resource allocatable_, idle_, used_, releasing_, pipelined_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
   // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
   // share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a node's image
-  // list, and a NodeInfo is 552 bytes, its make_shared block tcmalloc's 576-byte class (704
-  // with the maps inline).
+  // list, and a NodeInfo is 480 bytes, its make_shared block tcmalloc's 512-byte class (704
+  // with the maps inline, 576 with capacity kept and the state reason a std::string).
   k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
