@@ -802,9 +802,22 @@ bool ReadAffinity(Reader& r, PodSpec* spec) {
   if (r.Null()) return true;
   Seen seen;
   return r.Obj([&](std::string_view k) {
-    if (k == "nodeAffinity") return seen.Add(0) && ReadPresence(r, &spec->has_node_affinity);
-    if (k == "podAffinity") return seen.Add(1) && ReadPresence(r, &spec->has_pod_affinity);
-    if (k == "podAntiAffinity") return seen.Add(2) && ReadPresence(r, &spec->has_pod_anti_affinity);
+    bool present = false;  // the flags are bit-fields
+    if (k == "nodeAffinity") {
+      if (!seen.Add(0) || !ReadPresence(r, &present)) return false;
+      spec->has_node_affinity = present;
+      return true;
+    }
+    if (k == "podAffinity") {
+      if (!seen.Add(1) || !ReadPresence(r, &present)) return false;
+      spec->has_pod_affinity = present;
+      return true;
+    }
+    if (k == "podAntiAffinity") {
+      if (!seen.Add(2) || !ReadPresence(r, &present)) return false;
+      spec->has_pod_anti_affinity = present;
+      return true;
+    }
     return r.Skip();
   });
 }
@@ -869,7 +882,12 @@ bool ReadPodSpec(Reader& r, PodSpec* spec) {
     if (k == "volumes") return seen.Add(10) && ReadObjects(r, [&] { return ReadVolume(r, spec); });
     if (k == "schedulingGates")
       return seen.Add(11) && ReadObjects(r, [&] { return ReadSchedulingGate(r, spec); });
-    if (k == "hostNetwork") return seen.Add(12) && ReadBool(r, &spec->host_network);
+    if (k == "hostNetwork") {
+      bool host_network = spec->host_network;  // a bit-field
+      if (!seen.Add(12) || !ReadBool(r, &host_network)) return false;
+      spec->host_network = host_network;
+      return true;
+    }
     return r.Skip();
   });
 }

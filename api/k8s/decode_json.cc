@@ -411,7 +411,9 @@ Status DecodeContainers(const Ctx& c, const json& spec, const Path& p, std::stri
 Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) {
   VC_RETURN_IF_ERROR(Get(c, s, p, "nodeName", &spec->node_name));
   VC_RETURN_IF_ERROR(Get(c, s, p, "schedulerName", &spec->scheduler_name));  // defaulted by the caller
-  VC_RETURN_IF_ERROR(Get(c, s, p, "priority", &spec->priority));
+  std::optional<int32_t> priority = spec->priority.get();
+  VC_RETURN_IF_ERROR(Get(c, s, p, "priority", &priority));
+  spec->priority = priority;
   VC_RETURN_IF_ERROR(Get(c, s, p, "priorityClassName", &spec->priority_class_name));
   VC_RETURN_IF_ERROR(DecodeContainers(c, s, p, "containers", false, &spec->containers));
   VC_RETURN_IF_ERROR(DecodeContainers(c, s, p, "initContainers", true, &spec->init_containers));
@@ -457,7 +459,10 @@ Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) 
     spec->mutable_rare().scheduling_gates.push_back(std::move(name));
     return Status::Ok();
   }));
-  return Get(c, s, p, "hostNetwork", &spec->host_network);
+  bool host_network = spec->host_network;  // a bit-field of the spec
+  VC_RETURN_IF_ERROR(Get(c, s, p, "hostNetwork", &host_network));
+  spec->host_network = host_network;
+  return Status::Ok();
 }
 
 Status DecodePodStatus(const Ctx& c, const json& s, const Path& p, PodStatus* st) {

@@ -46,6 +46,7 @@ json J(const std::optional<T>& o) {
   return o.has_value() ? json::array({J(*o)}) : json::array();
 }
 json J(OptionalInt64 o) { return o.has_value() ? json::array({*o}) : json::array(); }
+json J(OptionalInt32 o) { return J(o.get()); }
 template <typename T>
 json J(const std::vector<T>& v) {
   json out = json::array();
@@ -121,12 +122,12 @@ json J(const Pod& p) {
             {"overhead", J(s.overhead())},
             {"node_selector", J(s.node_selector)},
             {"tolerations", J(s.tolerations)},
-            {"has_node_affinity", s.has_node_affinity},
-            {"has_pod_affinity", s.has_pod_affinity},
-            {"has_pod_anti_affinity", s.has_pod_anti_affinity},
+            {"has_node_affinity", bool{s.has_node_affinity}},
+            {"has_pod_affinity", bool{s.has_pod_affinity}},
+            {"has_pod_anti_affinity", bool{s.has_pod_anti_affinity}},
             {"pvc_names", J(s.pvc_names())},
             {"scheduling_gates", J(s.scheduling_gates())},
-            {"host_network", s.host_network}}},
+            {"host_network", bool{s.host_network}}}},
           {"status",
            {{"phase", st.phase},
             {"conditions", J(st.conditions)},

@@ -38,9 +38,9 @@ PodSpec::Rare& PodSpec::mutable_rare() {
   // use_count() == 1: no other spec holds the block, and none can start to while this one is
   // being written (copying it would read this spec), so it may be changed in place.
   if (!rare) {
-    rare = std::make_shared<Rare>();
-  } else if (rare.use_count() > 1) {
-    rare = std::make_shared<Rare>(*rare);
+    rare = new Rare();
+  } else if (rare->use_count() > 1) {
+    rare = new Rare(*rare);  // the copy's count starts afresh (intrusive_ref_counter)
   }
   return const_cast<Rare&>(*rare);
 }

@@ -10,6 +10,8 @@
 //
 // Thread-safety: value types.
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -47,6 +49,30 @@ class OptionalInt64 {
 
  private:
   int64_t v_ = kAbsent;
+};
+
+// An optional int32 in 5 bytes of data: declared [[no_unique_address]], it lends the last 3
+// of its 8 bytes to the fields after it (the ABI never reuses a std::optional's padding), which
+// is where PodSpec keeps its four flags. Read and written like a std::optional<int32_t>.
+class OptionalInt32 {
+ public:
+  constexpr OptionalInt32() = default;
+  constexpr OptionalInt32(std::nullopt_t) {}                 // NOLINT(google-explicit-constructor)
+  constexpr OptionalInt32(int32_t v) : v_(v), has_(true) {}  // NOLINT(google-explicit-constructor)
+  constexpr OptionalInt32(const std::optional<int32_t>& o)   // NOLINT(google-explicit-constructor)
+      : v_(o.value_or(0)), has_(o.has_value()) {}
+  constexpr bool has_value() const { return has_; }
+  constexpr explicit operator bool() const { return has_; }
+  constexpr int32_t operator*() const { return v_; }  // has_value() must hold
+  constexpr int32_t value_or(int32_t absent) const { return has_ ? v_ : absent; }
+  constexpr std::optional<int32_t> get() const { return has_ ? std::optional<int32_t>(v_) : std::nullopt; }
+  constexpr void reset() { *this = OptionalInt32(); }
+  friend constexpr bool operator==(OptionalInt32 a, OptionalInt32 b) { return a.get() == b.get(); }
+  friend constexpr bool operator==(OptionalInt32 a, int32_t b) { return a.has_ && a.v_ == b; }
+
+ private:
+  int32_t v_ = 0;
+  bool has_ = false;
 };
 
 // Labels, annotations and selectors: a string map that copies of an object share (see
@@ -124,29 +150,32 @@ struct PodCondition {
 struct PodSpec {
   Interned node_name;
   Interned scheduler_name;  // "default-scheduler" when unset
-  std::optional<int32_t> priority;
+  // The flags live in the last bytes of `priority`'s 8 (see OptionalInt32): bit-fields, so a
+  // pointer to one cannot be taken (the decoders read into a local).
+  [[no_unique_address]] OptionalInt32 priority;
+  bool has_node_affinity : 1 = false;
+  bool has_pod_affinity : 1 = false;
+  bool has_pod_anti_affinity : 1 = false;
+  bool host_network : 1 = false;
   Interned priority_class_name;
   // Shared between copies, and between pods with equal ones once compacted (api/k8s/compact.h).
   Shared<std::vector<Container>> containers;
   Shared<std::vector<Container>> init_containers;
   StringMap node_selector;
   Shared<std::vector<Toleration>> tolerations;
-  bool has_node_affinity = false;
-  bool has_pod_affinity = false;
-  bool has_pod_anti_affinity = false;
-  // Beside the other flags, in their padding (440 bytes took a 480-byte block).
-  bool host_network = false;
 
   // What few pods set, behind one pointer that is null when all three are empty (a pod is
-  // then 288 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
-  // tcmalloc's 320-byte class; it was 432 and 448 with the three inline). Read through the accessors; write
-  // through mutable_rare(), which first copies a block that another copy of the spec shares.
-  struct Rare {
+  // then 272 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
+  // tcmalloc's 288-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
+  // std::shared_ptr here and the flags beside the priority). Counted in place, like
+  // k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which
+  // first copies a block that another copy of the spec shares.
+  struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     ResourceList overhead;
     std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
     std::vector<std::string> scheduling_gates;
   };
-  std::shared_ptr<const Rare> rare;
+  boost::intrusive_ptr<const Rare> rare;
   const ResourceList& overhead() const;
   const std::vector<std::string>& pvc_names() const;
   const std::vector<std::string>& scheduling_gates() const;

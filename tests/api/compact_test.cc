@@ -20,8 +20,8 @@ namespace {
 // A Shared field is one pointer (the block counts its holders): a decoded pod holds eight.
 static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
-// 288 bytes plus make_shared's 16-byte control block: tcmalloc's 320-byte class.
-static_assert(sizeof(Pod) <= 288);
+// 272 bytes plus make_shared's 16-byte control block: tcmalloc's 288-byte class.
+static_assert(sizeof(Pod) <= 272);
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {
   Pod p;
@@ -38,6 +38,38 @@ Pod MakePod(const std::string& name, const std::string& image, const std::string
   p.spec.containers.push_back(std::move(c));
   p.spec.tolerations.push_back({"dedicated", "Equal", "gpu", "NoSchedule", std::nullopt});
   return p;
+}
+
+// The spec's flags live in the padding of its priority ([[no_unique_address]]): writing one
+// never changes the other.
+TEST(PodSpecLayoutTest, PriorityAndFlagsAreIndependent) {
+  Pod pod;
+  pod.spec.has_node_affinity = true;
+  pod.spec.has_pod_anti_affinity = true;
+  pod.spec.host_network = true;
+  pod.spec.priority = -7;
+  pod.spec.priority = std::optional<int32_t>(2000000000);
+  EXPECT_TRUE(pod.spec.has_node_affinity);
+  EXPECT_FALSE(pod.spec.has_pod_affinity);
+  EXPECT_TRUE(pod.spec.has_pod_anti_affinity);
+  EXPECT_TRUE(pod.spec.host_network);
+  EXPECT_EQ(pod.spec.priority, 2000000000);
+  Pod copy = pod;
+  copy.spec.priority.reset();
+  EXPECT_FALSE(copy.spec.priority.has_value());
+  EXPECT_EQ(copy.spec.priority.value_or(3), 3);
+  EXPECT_TRUE(copy.spec.has_node_affinity && copy.spec.has_pod_anti_affinity && copy.spec.host_network);
+  copy.spec.has_node_affinity = false;
+  copy.spec.host_network = false;
+  EXPECT_EQ(pod.spec.priority, 2000000000);  // the original is untouched
+  EXPECT_FALSE(copy.spec.priority.has_value());
+  EXPECT_TRUE(copy.spec.has_pod_anti_affinity);
+  // Zero is a value, not absence.
+  copy.spec.priority = 0;
+  EXPECT_TRUE(copy.spec.priority.has_value());
+  EXPECT_EQ(copy.spec.priority, 0);
+  EXPECT_FALSE(copy.spec.priority == OptionalInt32());
+  EXPECT_TRUE(OptionalInt32() == std::nullopt);
 }
 
 TEST(SharedTest, CopiesShareAndWritesCopyFirst) {
