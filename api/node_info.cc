@@ -123,7 +123,6 @@ void NodeInfo::RecomputeFromTasks() {
   used_ = Resource();
   releasing_ = Resource();
   pipelined_ = Resource();
-  requested_ = Resource();
   non_zero_requested_ = NonZeroRequest{};
   used_ports_.clear();
   pvc_ref_counts_.clear();
@@ -150,8 +149,7 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
   Apply(used_, r, sign);
   if (t.status == TaskStatus::kReleasing) Apply(releasing_, r, sign);
 
-  // kube-scheduler aggregates.
-  Apply(requested_, r, sign);
+  // kube-scheduler aggregates (Requested is Used).
   const TaskMeta& m = *t.meta;
   non_zero_requested_.milli_cpu += sign * m.non_zero.milli_cpu;
   non_zero_requested_.memory += sign * m.non_zero.memory;

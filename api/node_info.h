@@ -88,7 +88,9 @@ class NodeInfo {
   const Resource& pipelined() const { return pipelined_; }
   Resource FutureIdle() const;
 
-  const Resource& requested() const { return requested_; }
+  // kube-scheduler's Requested: the requests of every non-Pipelined task, which are exactly
+  // the tasks and the requests Used sums, so one field answers both.
+  const Resource& requested() const { return used_; }
   const NonZeroRequest& non_zero_requested() const { return non_zero_requested_; }
   // (ip/protocol/port) → number of tasks using it.
   const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_; }
@@ -134,13 +136,13 @@ class NodeInfo {
   // Interned (zones repeat): one pointer, not a 32-byte std::string.
   k8s::Interned revocable_zone_;
   Resource allocatable_, idle_, used_, releasing_, pipelined_;
-  Resource requested_;
   NonZeroRequest non_zero_requested_;
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
   // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
   // share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a node's image
-  // list, and a NodeInfo is 480 bytes, its make_shared block tcmalloc's 512-byte class (704
-  // with the maps inline, 576 with capacity kept and the state reason a std::string).
+  // list, and a NodeInfo is 432 bytes, its make_shared block tcmalloc's 448-byte class (704
+  // with the maps inline; 576 with capacity and Requested kept and the state reason a
+  // std::string).
   k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;

@@ -22,6 +22,8 @@ static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
 // 272 bytes plus make_shared's 16-byte control block: tcmalloc's 288-byte class.
 static_assert(sizeof(Pod) <= 272);
+// 368 bytes plus the control block: tcmalloc's 384-byte class.
+static_assert(sizeof(PodGroup) <= 368);
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {
   Pod p;

@@ -27,8 +27,8 @@ constexpr int64_t kMi = 1024 * 1024;
 constexpr int64_t kGi = 1024 * kMi;
 
 // The cache holds each node's NodeInfo in a make_shared block: with its 16-byte count, at
-// most tcmalloc's 512-byte class (the memory bench's S shape has one node per five tasks).
-static_assert(sizeof(NodeInfo) <= 496);
+// most tcmalloc's 448-byte class (the memory bench's S shape has one node per five tasks).
+static_assert(sizeof(NodeInfo) <= 432);
 
 k8s::ResourceList RL(std::initializer_list<std::pair<std::string, std::string>> items) {
   k8s::ResourceList out;
