@@ -40,6 +40,10 @@ const k8s::Interned& UnInitializedReason() {
   static const k8s::Interned reason(kUnInitialized);
   return reason;
 }
+const k8s::Interned& NotReadyReason() {
+  static const k8s::Interned reason(kNotReadyReason);
+  return reason;
+}
 
 NodeState StateOf(const k8s::Node& node) {
   for (const k8s::NodeCondition& c : node.status.conditions) {
@@ -48,8 +52,7 @@ NodeState StateOf(const k8s::Node& node) {
       break;
     }
   }
-  static const k8s::Interned not_ready(kNotReadyReason);
-  return NodeState{NodePhase::kNotReady, not_ready};
+  return NodeState{NodePhase::kNotReady, NotReadyReason()};
 }
 
 }  // namespace
