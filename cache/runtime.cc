@@ -610,7 +610,7 @@ void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
   pg.status.running = running;
   pg.status.succeeded = succeeded;
   pg.status.failed = failed;
-  SetCondition(pg.status.conditions, std::move(cond));
+  SetCondition(pg.status.conditions.mut(), std::move(cond));
   impl_->EnqueueWrite(key, std::move(pg));
 }
 

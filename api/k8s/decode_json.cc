@@ -273,6 +273,14 @@ Status Conv(const Ctx& c, const json& v, const Path& p, std::optional<T>* out) {
   return Status::Ok();
 }
 
+template <typename T>
+Status Conv(const Ctx& c, const json& v, const Path& p, Boxed<T>* out) {
+  T value{};
+  VC_RETURN_IF_ERROR(Conv(c, v, p, &value));
+  *out = std::move(value);
+  return Status::Ok();
+}
+
 // Reads member `key` into *out when it is present and not null; leaves *out alone otherwise.
 template <typename T>
 Status Get(const Ctx& c, const json& obj, const Path& p, std::string_view key, T* out) {

@@ -165,6 +165,7 @@ json J(const LabelSelector& sel);
 json J(const NetworkTopologySpec& t);
 
 json TopologyJson(const std::optional<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
+json TopologyJson(const Boxed<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
 
 json SubGroupsJson(const std::vector<SubGroupPolicy>& groups) {
   json out = json::array();
@@ -192,7 +193,7 @@ json J(const PodGroup& pg) {
             {"sub_group_policy", SubGroupsJson(pg.spec.sub_group_policy)}}},
           {"status",
            {{"phase", pg.status.phase},
-            {"conditions", J(pg.status.conditions)},
+            {"conditions", J(pg.status.conditions.get())},
             {"running", pg.status.running},
             {"succeeded", pg.status.succeeded},
             {"failed", pg.status.failed}}}};

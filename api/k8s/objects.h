@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/k8s/boxed.h"
 #include "api/k8s/interned.h"
 #include "api/k8s/shared.h"
 #include "api/quantity.h"
@@ -286,19 +287,20 @@ struct PodGroupSpec {
   // Empty for most groups: one pointer (k8s::Shared), which the JobInfo shares rather than
   // copies.
   Shared<std::map<std::string, int32_t, std::less<>>> min_task_member;
-  // Interned, as the status phase: names that repeat from group to group (a PodGroup is 368
-  // bytes, its make_shared block tcmalloc's 384-byte class; 448 with min_task_member inline,
-  // 576 with std::strings).
+  // Interned, as the status phase: names that repeat from group to group.
   Interned queue;
   Interned priority_class_name;
   ResourceList min_resources;
-  std::optional<NetworkTopologySpec> network_topology;
-  std::vector<SubGroupPolicy> sub_group_policy;
+  // Absent from almost every group: a pointer each (a PodGroup is 264 bytes, its make_shared
+  // block tcmalloc's 288-byte class; 368 and 384 with a std::optional and a std::vector
+  // here and the status conditions a std::vector).
+  Boxed<NetworkTopologySpec> network_topology;
+  Shared<std::vector<SubGroupPolicy>> sub_group_policy;
 };
 
 struct PodGroupStatus {
   Interned phase;  // Pending, Running, Unknown, Inqueue, Completed
-  std::vector<PodGroupCondition> conditions;
+  Shared<std::vector<PodGroupCondition>> conditions;
   int32_t running = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;

@@ -22,8 +22,9 @@ static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
 // 272 bytes plus make_shared's 16-byte control block: tcmalloc's 288-byte class.
 static_assert(sizeof(Pod) <= 272);
-// 368 bytes plus the control block: tcmalloc's 384-byte class.
-static_assert(sizeof(PodGroup) <= 368);
+// 264 bytes plus the control block: tcmalloc's 288-byte class.
+static_assert(sizeof(PodGroup) <= 272);
+static_assert(sizeof(Boxed<NetworkTopologySpec>) == sizeof(void*));
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {
   Pod p;
@@ -92,6 +93,58 @@ TEST(SharedTest, CopiesShareAndWritesCopyFirst) {
   const Shared<std::vector<Container>> kept = a.spec.containers;
   a.spec.containers.mut()[0].name = "renamed";
   EXPECT_EQ(kept[0].name, "main");
+}
+
+// A Boxed field reads as the std::optional it replaces, and its copies are deep.
+TEST(BoxedTest, ReadsAsAnOptionalAndCopiesDeep) {
+  Boxed<NetworkTopologySpec> a;
+  EXPECT_FALSE(a.has_value());
+  EXPECT_FALSE(a);
+  EXPECT_EQ(a.get(), nullptr);
+  a = NetworkTopologySpec{"soft", 2, ""};
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->mode, "soft");
+  EXPECT_EQ(a->highest_tier_allowed, 2);
+
+  Boxed<NetworkTopologySpec> b = a;
+  ASSERT_TRUE(b);
+  EXPECT_NE(b.get(), a.get());  // its own block
+  b->mode = "hard";
+  EXPECT_EQ(a->mode, "soft");  // the copy's write leaves the original alone
+
+  std::optional<NetworkTopologySpec> none;
+  b = none;
+  EXPECT_FALSE(b);
+  b = std::optional<NetworkTopologySpec>(NetworkTopologySpec{"hard", std::nullopt, "rack"});
+  EXPECT_EQ(b->highest_tier_name, "rack");
+  b = std::nullopt;
+  EXPECT_FALSE(b);
+  b.emplace().highest_tier_name = "zone";
+  EXPECT_EQ(b->mode, "hard");  // the spec's default
+  b.reset();
+  EXPECT_FALSE(b);
+
+  Boxed<std::string> x = std::string("v"), y = std::string("v"), z;
+  EXPECT_TRUE(x == y);
+  EXPECT_FALSE(x == z);
+  EXPECT_TRUE(z == Boxed<std::string>());
+  y = x;
+  y = y;  // self-assignment keeps the value
+  EXPECT_EQ(*y, "v");
+}
+
+// A PodGroup's copies share their conditions and subgroups until one is written.
+TEST(SharedTest, PodGroupCopiesShareConditionsUntilWritten) {
+  PodGroup a;
+  a.status.conditions.push_back({"Unschedulable", "True", "", 1, "NotEnoughResources", "0/1"});
+  a.spec.sub_group_policy.push_back(SubGroupPolicy{"workers", 4, std::nullopt, std::nullopt, {}});
+  PodGroup b = a;
+  EXPECT_TRUE(b.status.conditions.SameBlock(a.status.conditions));
+  EXPECT_TRUE(b.spec.sub_group_policy.SameBlock(a.spec.sub_group_policy));
+  b.status.conditions.mut().back().status = "False";
+  EXPECT_EQ(a.status.conditions[0].status, "True");
+  EXPECT_EQ(b.status.conditions[0].status, "False");
+  EXPECT_EQ(b.spec.sub_group_policy[0].sub_group_size, 4);
 }
 
 TEST(SharedTest, EmptyHoldsNothingAndComparesByValue) {
