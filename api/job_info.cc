@@ -61,7 +61,6 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     return min_resources.status().WithPrefix(
         fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
   }
-  name_ = pg->metadata.name;
   ns_ = pg->metadata.namespace_;
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
@@ -77,6 +76,13 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     tasks_.reserve(std::min<size_t>(static_cast<size_t>(min_available_), kTasksReservedAtMost));
   ++generation_;
   return Status::Ok();
+}
+
+std::string_view JobInfo::name() const {
+  if (pod_group_ != nullptr) return pod_group_->metadata.name;
+  std::string_view id = uid();
+  const size_t slash = id.find('/');
+  return slash == std::string_view::npos ? id : id.substr(slash + 1);
 }
 
 void JobInfo::UnsetPodGroup() {

@@ -633,7 +633,7 @@ void CacheRuntime::RecordJobStatusEvent(const JobInfo& job) {
 
 void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_error,
                                    const TaskFitErrors* fit_errors, bool pods) {
-  EventRef ref{"PodGroup", job.namespace_(), job.name(),
+  EventRef ref{"PodGroup", job.namespace_(), std::string(job.name()),
                job.pod_group() ? job.pod_group()->metadata.uid : ""};
   if (job.IsReady()) {
     impl_->Record(ref, "Normal", "Scheduled", "pod group is ready");

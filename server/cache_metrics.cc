@@ -254,7 +254,7 @@ std::vector<prometheus::MetricFamily> CacheMetrics::Impl::Collect() {
     ++q.jobs;
     q.pending_tasks += pending;
     if (options.per_job_series) {
-      const std::vector<std::string> labels = {job->namespace_(), job->name(), job->queue()};
+      const std::vector<std::string> labels = {job->namespace_(), std::string(job->name()), job->queue()};
       job_share.Add(labels, DominantShare(job->allocated(), ci.total_allocatable()));
       job_pending.Add(labels, static_cast<double>(pending));
       job_allocated.Add(labels, static_cast<double>(allocated_tasks));

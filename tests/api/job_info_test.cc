@@ -105,6 +105,21 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_FALSE(job.IsPending());
 }
 
+// A job keeps no name of its own: the PodGroup's while it has one, else its id's.
+TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
+  static_assert(sizeof(JobInfo) <= 320);  // with the control block, tcmalloc's 352-byte class
+  JobInfo job("ns/pg");
+  EXPECT_EQ(job.name(), "pg");
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
+  pg->metadata.name = "other";  // a group whose name is not the id's (tests make such jobs)
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  EXPECT_EQ(job.name(), "other");
+  job.UnsetPodGroup();
+  EXPECT_EQ(job.name(), "pg");
+  EXPECT_EQ(JobInfo("no-namespace").name(), "no-namespace");
+  EXPECT_EQ(JobInfo("ns/a/b").name(), "a/b");
+}
+
 TEST(JobInfoTest, SetPodGroupMakesRoomForMinMemberTasks) {
   JobInfo job("ns/pg");
   ASSERT_TRUE(job.SetPodGroup(MakePodGroup(6)).ok());

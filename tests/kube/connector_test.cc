@@ -204,7 +204,7 @@ TEST(ConnectorTest, ShardFilterKeepsOnlyThisInstancesNodesJobsAndTheirPods) {
   EXPECT_TRUE(snap->nodes().count("node-7"));
   EXPECT_TRUE(snap->nodes().count("node-9"));
   std::set<std::string> jobs;
-  for (const auto& [_, job] : snap->jobs()) jobs.insert(job->name());
+  for (const auto& [_, job] : snap->jobs()) jobs.insert(std::string(job->name()));
   EXPECT_EQ(jobs, (std::set<std::string>{"pg-a", "pg-b"}));
   // The cache agrees with the shard's view of the cluster, and accounting is exact.
   EXPECT_EQ(h.rt.cache().Compare(), "");
