@@ -1,6 +1,7 @@
 #include "workers/work_queue.h"
 
-#include <deque>
+#include <cstddef>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -10,6 +11,49 @@
 #include "api/mutex.h"
 
 namespace volcache {
+
+namespace {
+
+// The ready FIFO: one vector and a read position. Unlike std::deque, which allocates its
+// map and a 512-byte block up front, an empty Fifo owns no memory (the cache keeps several
+// queues that are empty nearly all the time). Popping advances `head_`; the consumed prefix
+// is dropped once it is at least half of the vector (so each pop costs amortized O(1)), and
+// the storage is given back when the FIFO empties.
+class Fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+  void push_back(const std::string& item) { items_.push_back(item); }
+  // Precondition: !empty().
+  std::string pop_front() {
+    std::string item = std::move(items_[head_++]);
+    if (head_ == items_.size()) {
+      std::vector<std::string>().swap(items_);
+      head_ = 0;
+    } else if (head_ >= kMinCompact && head_ * 2 >= items_.size()) {
+      // Moves size() <= head_ strings: paid for by the head_ pops since the last compaction.
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+      if (items_.capacity() > 4 * items_.size()) items_.shrink_to_fit();
+    }
+    return item;
+  }
+
+ private:
+  static constexpr size_t kMinCompact = 16;
+  std::vector<std::string> items_;  // [0, head_) are moved-from (empty) strings
+  size_t head_ = 0;
+};
+
+// Gives back a hash container's bucket array once it is empty (erase never shrinks it), so
+// a queue that once held many items costs nothing when drained. Cost: the bucket array's
+// size, paid for by the inserts that grew it.
+template <typename C>
+void ReleaseIfEmpty(C& c) {
+  if (c.empty() && c.bucket_count() > 1) C().swap(c);
+}
+
+}  // namespace
 
 // The queue state lives here, owned by the WorkQueue and shared weakly with the clock
 // callbacks of delayed adds, so a callback already running on a RealClock's timer thread
@@ -44,7 +88,7 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
 
   // Invariants: every element of `queue` is in `dirty` and not in `processing`, and appears
   // once; an item is in `waiting` at most once.
-  std::deque<std::string> queue GUARDED_BY(mu);
+  Fifo queue GUARDED_BY(mu);
   std::unordered_set<std::string> dirty GUARDED_BY(mu);
   std::unordered_set<std::string> processing GUARDED_BY(mu);
   std::unordered_map<std::string, Waiting> waiting GUARDED_BY(mu);
@@ -74,21 +118,23 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
   // Pops the head into `item`. Returns the observer to call (outside the lock) with the
   // time it waited, if any.
   std::shared_ptr<const Observer> PopLocked(std::string* item, Duration* waited) REQUIRES(mu) {
-    *item = std::move(queue.front());
-    queue.pop_front();
+    *item = queue.pop_front();
     processing.insert(*item);
     dirty.erase(*item);
+    ReleaseIfEmpty(dirty);
     if (!wait_observer) return nullptr;
     auto it = queued_at.find(*item);
     if (it == queued_at.end()) return nullptr;  // queued before the observer was set
     *waited = clock->Now() - it->second;
     queued_at.erase(it);
+    ReleaseIfEmpty(queued_at);
     return wait_observer;
   }
 
   void CancelWaitingLocked() REQUIRES(mu) {
     for (const auto& [item, w] : waiting) clock->Cancel(w.timer_id);
     waiting.clear();
+    ReleaseIfEmpty(waiting);
   }
 
   void ShutDownLocked() REQUIRES(mu) {
@@ -123,6 +169,7 @@ struct WorkQueue::Impl : std::enable_shared_from_this<WorkQueue::Impl> {
     auto it = waiting.find(item);
     if (it == waiting.end() || it->second.generation != generation) return;
     waiting.erase(it);
+    ReleaseIfEmpty(waiting);
     AddLocked(item);
   }
 };
@@ -190,7 +237,10 @@ void WorkQueue::Done(const std::string& item) {
   if (it == impl_->processing.end()) return;
   impl_->processing.erase(it);
   if (impl_->dirty.count(item) != 0) impl_->PushLocked(item);
-  if (impl_->processing.empty()) impl_->drained_cv.SignalAll();
+  if (impl_->processing.empty()) {
+    ReleaseIfEmpty(impl_->processing);
+    impl_->drained_cv.SignalAll();
+  }
 }
 
 size_t WorkQueue::Len() const {
@@ -240,6 +290,7 @@ void WorkQueue::SetQueueWaitObserver(std::function<void(Duration)> observer) {
   } else {
     impl_->wait_observer.reset();
     impl_->queued_at.clear();
+    ReleaseIfEmpty(impl_->queued_at);
   }
 }
 

@@ -19,6 +19,8 @@
 // Owns: the queued item keys, the limiter, the timers it scheduled (cancelled on
 // ShutDown/destruction; a timer already firing on another thread is harmless because the
 // queue's state is shared with it weakly and each delayed entry carries a generation).
+// Memory: an empty queue holds no item storage; the FIFO and the item sets give theirs back
+// when they empty (the cache keeps several queues that are idle most of the time).
 // Thread-safety: every method is safe for concurrent use (one mutex). Get blocks; every
 // other call returns promptly. Every item obtained from Get/TryGet must be passed to Done.
 // Lock order: queue -> clock (Now/AfterFunc/Cancel under the queue lock); the limiter and

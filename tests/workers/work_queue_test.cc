@@ -105,6 +105,69 @@ TEST_F(WorkQueueTest, DoneOfAQueuedButNotProcessingItemDoesNotDuplicateIt) {
   EXPECT_EQ(DrainReady(), (std::vector<std::string>{"a"}));
 }
 
+// The FIFO and the dirty/processing sets give their memory back when they empty: fill and
+// drain the queue many times, at sizes either side of the FIFO's compaction threshold, and
+// check that order, dedup and re-add during processing hold on every round.
+TEST_F(WorkQueueTest, OrderAndDedupHoldAcrossRepeatedFillAndDrain) {
+  for (int round = 0; round < 60; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const int n = 1 + (round % 7) * 23;  // 1 .. 139 items
+    std::vector<std::string> want;
+    for (int i = 0; i < n; ++i) want.push_back("r" + std::to_string(round) + "-" + std::to_string(i));
+    for (const std::string& s : want) q_.Add(s);
+    for (const std::string& s : want) q_.Add(s);  // dirty: no-ops
+    ASSERT_EQ(q_.Len(), static_cast<size_t>(n));
+
+    // Take the first half without Done, re-adding each (dirty while processing).
+    std::vector<std::string> got;
+    const int half = n / 2;
+    for (int i = 0; i < half; ++i) {
+      got.push_back(MustGet());
+      q_.Add(got.back());
+      q_.Add(got.back());
+    }
+    ASSERT_EQ(q_.Len(), static_cast<size_t>(n - half));
+    ASSERT_EQ(q_.Stats().processing, static_cast<size_t>(half));
+    // Done re-queues them behind what is still queued, in the order of the Done calls.
+    for (int i = half - 1; i >= 0; --i) q_.Done(got[i]);
+    ASSERT_EQ(q_.Len(), static_cast<size_t>(n));
+    std::vector<std::string> rest = DrainReady();
+    got.insert(got.end(), rest.begin(), rest.end());
+
+    std::vector<std::string> expected = want;
+    for (int i = half - 1; i >= 0; --i) expected.push_back(want[i]);
+    ASSERT_EQ(got, expected);
+    WorkQueueStats s = q_.Stats();
+    ASSERT_EQ(s.depth, 0u);
+    ASSERT_EQ(s.processing, 0u);
+    std::string item;
+    ASSERT_FALSE(q_.TryGet(&item));
+  }
+}
+
+// A queue that never empties (one Get per Add behind a backlog) still hands items out in
+// FIFO order and deduplicates them while its consumed prefix is compacted away.
+TEST_F(WorkQueueTest, FifoOrderHoldsWhileTheBacklogNeverEmpties) {
+  constexpr int kBacklog = 40;
+  constexpr int kItems = 2000;
+  std::vector<std::string> got;
+  for (int i = 0; i < kItems; ++i) {
+    q_.Add("i" + std::to_string(i));
+    if (i >= 10) q_.Add("i" + std::to_string(i - 10));  // still queued: a no-op
+    if (i >= kBacklog) {
+      got.push_back(MustGet());
+      q_.Done(got.back());
+    }
+  }
+  std::vector<std::string> rest = DrainReady();
+  got.insert(got.end(), rest.begin(), rest.end());
+  // Every item comes out once, in order.
+  std::vector<std::string> expected;
+  for (int i = 0; i < kItems; ++i) expected.push_back("i" + std::to_string(i));
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(q_.Stats().adds, static_cast<uint64_t>(kItems));
+}
+
 TEST_F(WorkQueueTest, AddAfterBecomesReadyExactlyAtItsTime) {
   q_.AddAfter("a", milliseconds(100));
   EXPECT_EQ(q_.Len(), 0u);
