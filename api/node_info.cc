@@ -124,8 +124,7 @@ void NodeInfo::UnsetNode() {
 void NodeInfo::RecomputeFromTasks() {
   idle_ = node_ ? allocatable_ : Resource();
   used_ = Resource();
-  releasing_ = Resource();
-  pipelined_ = Resource();
+  future_.reset();
   non_zero_requested_ = NonZeroRequest{};
   used_ports_.clear();
   pvc_ref_counts_.clear();
@@ -145,12 +144,16 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
   if (node_ == nullptr) return;  // placeholders hold tasks but account nothing
   const Resource& r = t.resreq();
   if (!TakesIdle(t.status)) {
-    Apply(pipelined_, r, sign);
+    Apply(MutableFuture().pipelined, r, sign);
+    if (sign < 0) DropFutureIfZero();
     return;
   }
   Apply(idle_, r, -sign);
   Apply(used_, r, sign);
-  if (t.status == TaskStatus::kReleasing) Apply(releasing_, r, sign);
+  if (t.status == TaskStatus::kReleasing) {
+    Apply(MutableFuture().releasing, r, sign);
+    if (sign < 0) DropFutureIfZero();
+  }
 
   // kube-scheduler aggregates (Requested is Used).
   const TaskMeta& m = *t.meta;
@@ -274,9 +277,33 @@ Status NodeInfo::UpdateTask(const TaskInfo& task) {
 
 Resource NodeInfo::FutureIdle() const {
   Resource r = idle_;
-  r.Add(releasing_);
-  r.SubUnchecked(pipelined_);
+  if (future_) {
+    r.Add(future_->releasing);
+    r.SubUnchecked(future_->pipelined);
+  }
   return r;
+}
+
+const Resource& NodeInfo::ZeroResource() {
+  static const Resource zero;
+  return zero;
+}
+
+NodeInfo::Future& NodeInfo::MutableFuture() {
+  if (!future_) future_.emplace();
+  return *future_;
+}
+
+// Exactly zero (not Resource::IsEmpty's tolerance): a residue must stay counted.
+void NodeInfo::DropFutureIfZero() {
+  auto zero = [](const Resource& r) {
+    if (r.milli_cpu() != 0 || r.memory() != 0) return false;
+    for (const Resource::Scalar* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
+      if (s->value != 0) return false;
+    }
+    return true;
+  };
+  if (future_ && zero(future_->releasing) && zero(future_->pipelined)) future_.reset();
 }
 
 const TaskInfo* NodeInfo::FindTask(std::string_view key) const {

@@ -84,8 +84,8 @@ class NodeInfo {
   Resource capacity() const;
   const Resource& idle() const { return idle_; }
   const Resource& used() const { return used_; }
-  const Resource& releasing() const { return releasing_; }
-  const Resource& pipelined() const { return pipelined_; }
+  const Resource& releasing() const { return future_ ? future_->releasing : ZeroResource(); }
+  const Resource& pipelined() const { return future_ ? future_->pipelined : ZeroResource(); }
   Resource FutureIdle() const;
 
   // kube-scheduler's Requested: the requests of every non-Pipelined task, which are exactly
@@ -135,14 +135,23 @@ class NodeInfo {
   NodeState state_;
   // Interned (zones repeat): one pointer, not a 32-byte std::string.
   k8s::Interned revocable_zone_;
-  Resource allocatable_, idle_, used_, releasing_, pipelined_;
+  Resource allocatable_, idle_, used_;
+  // Releasing and Pipelined: zero on almost every node, so kept in a block of their own that
+  // exists only while one of them is not zero (k8s::Boxed; copies of the node copy it).
+  struct Future {
+    Resource releasing, pipelined;
+  };
+  k8s::Boxed<Future> future_;
+  static const Resource& ZeroResource();
+  Future& MutableFuture();
+  void DropFutureIfZero();
   NonZeroRequest non_zero_requested_;
   std::vector<std::pair<HostPort, int32_t>> used_ports_;
   // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
   // share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a node's image
-  // list, and a NodeInfo is 432 bytes, its make_shared block tcmalloc's 448-byte class (704
+  // list, and a NodeInfo is 344 bytes, its make_shared block tcmalloc's 384-byte class (704
   // with the maps inline; 576 with capacity and Requested kept and the state reason a
-  // std::string).
+  // std::string; 448 with Releasing and Pipelined inline).
   k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;

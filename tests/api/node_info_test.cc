@@ -621,6 +621,43 @@ TEST(NodeInfoTest, UpdateTaskMovesAccountingAllOrNothing) {
   EXPECT_EQ(n.idle().milli_cpu(), 0);
 }
 
+// Releasing and Pipelined live in a block of their own while either is not zero: going
+// non-zero and back to zero reads the same as before, and a copy of the node keeps its own.
+TEST(NodeInfoTest, ReleasingAndPipelinedComeAndGoAndCopiesKeepTheirOwn) {
+  static_assert(sizeof(NodeInfo) <= 368);  // with the control block, tcmalloc's 384-byte class
+  NodeInfo n =
+      ReadyNode("n1", RL({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "2"}}));
+  EXPECT_TRUE(IsZero(n.releasing()));
+  EXPECT_TRUE(IsZero(n.pipelined()));
+  TaskInfo gpu = MakeTask({.name = "g",
+                           .status = TaskStatus::kRunning,
+                           .requests = RL({{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", "1"}})});
+  ASSERT_TRUE(n.AddTask(gpu).ok());
+  TaskInfo releasing = gpu;
+  releasing.status = TaskStatus::kReleasing;
+  ASSERT_TRUE(n.UpdateTask(releasing).ok());
+  EXPECT_EQ(n.releasing().Get("nvidia.com/gpu"), 1000);
+
+  NodeInfo copy = n;  // holds Releasing of its own
+  ASSERT_TRUE(n.RemoveTask(releasing).ok());
+  EXPECT_TRUE(IsZero(n.releasing()));  // the scalar went to zero: no residue
+  EXPECT_EQ(n.FutureIdle().milli_cpu(), 4000);
+  EXPECT_EQ(copy.releasing().Get("nvidia.com/gpu"), 1000);
+  EXPECT_EQ(copy.releasing().milli_cpu(), 1000);
+  EXPECT_EQ(copy.FutureIdle().milli_cpu(), 4000);  // idle 3 + releasing 1
+
+  // Pipelined on the copy, then Releasing leaves it: Pipelined stays.
+  ASSERT_TRUE(copy.AddTask(CpuTask("p", TaskStatus::kPipelined, "500m")).ok());
+  ASSERT_TRUE(copy.RemoveTask(releasing).ok());
+  EXPECT_TRUE(IsZero(copy.releasing()));
+  EXPECT_EQ(copy.pipelined().milli_cpu(), 500);
+  EXPECT_EQ(copy.FutureIdle().milli_cpu(), 3500);
+  EXPECT_TRUE(IsZero(n.pipelined()));
+  ASSERT_TRUE(copy.RemoveTask(CpuTask("p", TaskStatus::kPipelined, "500m")).ok());
+  EXPECT_TRUE(IsZero(copy.pipelined()));
+  EXPECT_EQ(copy.FutureIdle().milli_cpu(), 4000);
+}
+
 // ------------------------------------------------------------------ aggregates
 
 TEST(NodeInfoTest, KubeSchedulerAggregates) {
