@@ -60,7 +60,8 @@ template <>
 struct fmt::formatter<volcache::TaskInfo> : fmt::formatter<std::string_view> {
   template <typename Ctx>
   auto format(const volcache::TaskInfo& t, Ctx& ctx) const {
-    std::string text = t.key() + "@" + (t.node_name.empty() ? std::string("-") : t.node_name.str()) + ":" +
+    std::string text = std::string(t.key()) + "@" +
+                       (t.node_name.empty() ? std::string("-") : t.node_name.str()) + ":" +
                        std::string(volcache::TaskStatusName(t.status));
     return fmt::formatter<std::string_view>::format(text, ctx);
   }

@@ -305,7 +305,7 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (Status s = RequestsOf(p, &meta->resreq, &meta->non_zero); !s.ok()) {
     return s.WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
   }
-  meta->key = PodKey(p.metadata.namespace_, p.metadata.name);
+  meta->key = InlineString::Join(p.metadata.namespace_, '/', p.metadata.name);
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
   // A view into the pod, which meta->pod keeps alive (set below, before anyone sees meta).

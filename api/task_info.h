@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/inline_string.h"
 #include "api/k8s/objects.h"
 #include "api/resource.h"
 #include "api/status.h"
@@ -66,7 +67,9 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   const std::string& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }
 
-  std::string key;  // namespace/name
+  // namespace/name. An InlineString: the keys of most pods (up to 30 characters) need no
+  // heap block of their own (32 bytes a task, for a std::string's keys over 15).
+  InlineString key;
   // JobId: namespace/<group-name annotation>, empty when none; one copy shared by the job's
   // tasks (k8s::InternSharedKey).
   k8s::Shared<std::string> job;
@@ -140,7 +143,7 @@ struct TaskInfo {
   const std::string& uid() const { return meta->uid(); }
   const std::string& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }
-  const std::string& key() const { return meta->key; }
+  std::string_view key() const { return meta->key; }
   const std::string& job() const { return meta->job.get(); }
   std::string_view role() const { return meta->role(); }
   const k8s::Pod& pod() const { return *meta->pod; }

@@ -313,7 +313,7 @@ std::vector<Placement> PlanBinds(const ClusterInfo& snap) {
         auto& [name, free] = idle[(cursor + tried) % idle.size()];
         if (!t->resreq().LessEqual(free, DimensionDefault::kZero)) continue;
         free.SubUnchecked(t->resreq());
-        out.push_back({t->key(), name});
+        out.push_back({std::string(t->key()), name});
         cursor = (cursor + tried) % idle.size();
         break;
       }

@@ -34,7 +34,8 @@ Status PreBinderRegistry::RunPreBind(BindContext& ctx) const {
     if (!s.ok()) {
       for (size_t j = i; j-- > 0;) pre_binders_[j]->PreBindRollBack(ctx);
       ctx.pod_patch.clear();
-      return s.WithPrefix("pre-bind " + std::string(pre_binders_[i]->Name()) + " for " + ctx.task.key());
+      return s.WithPrefix("pre-bind " + std::string(pre_binders_[i]->Name()) + " for " +
+                          std::string(ctx.task.key()));
     }
   }
   return Status::Ok();

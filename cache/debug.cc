@@ -164,7 +164,7 @@ Status SchedulerCache::CheckInvariants() const {
     if (n.name() != name) v.push_back("node slot " + name + " holds node " + n.name());
     Resource used, releasing, pipelined, requested;
     for (const auto& [key_view, t] : n.tasks()) {
-      const std::string& key = t.key();
+      const std::string key(t.key());
       if (key_view != key)
         v.push_back("node " + name + " holds task " + key + " under key " + std::string(key_view));
       if (t.node_name != name) v.push_back("task " + key + " on node " + name + " names node " + t.node_name);
@@ -213,22 +213,21 @@ Status SchedulerCache::CheckInvariants() const {
     auto loc = m.task_index.find(t.key());
     if (loc == m.task_index.end() || loc->first != t.key() || loc->second.uid() != t.uid() ||
         loc->second.job() != t.job()) {
-      v.push_back("task " + t.key() + " in " + where + " is not indexed");
+      v.push_back(fmt::format("task {} in {} is not indexed", t.key(), where));
     }
     if (t.node_name.empty() || IsTerminatedStatus(t.status)) return;
     auto n = m.nodes.find(t.node_name);
     if (n == m.nodes.end() || n->second.info->FindTask(t.key()) == nullptr) {
-      v.push_back("task " + t.key() + " of " + where + " names node " + t.node_name +
-                  " which does not hold it");
+      v.push_back(fmt::format("task {} of {} names node {} which does not hold it", t.key(), where,
+                              t.node_name.str()));
     }
   };
   for (const auto& [id, slot] : m.jobs) {
     const JobInfo& job = *slot.info;
     Resource allocated, total;
     for (const auto& [uid, t] : job.tasks()) {
-      if (t.job() != id) v.push_back("task " + t.key() + " in job " + id + " names job " + t.job());
-      if (uid != t.uid())
-        v.push_back("job " + id + " holds task " + t.key() + " under uid " + std::string(uid));
+      if (t.job() != id) v.push_back(fmt::format("task {} in job {} names job {}", t.key(), id, t.job()));
+      if (uid != t.uid()) v.push_back(fmt::format("job {} holds task {} under uid {}", id, t.key(), uid));
       total.Add(t.resreq());
       if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq());
       check_task("job " + id, t);
@@ -308,7 +307,7 @@ std::string SchedulerCache::Compare() const {
     }
   }
   for (const auto& [_, loc] : m.task_index) {
-    const std::string& key = loc.meta->key;
+    const std::string key = loc.meta->key.str();
     if (!seen_pods.count(key)) out.push_back("extra pod " + key);
   }
   std::sort(out.begin(), out.end());

@@ -224,7 +224,7 @@ struct CacheRuntime::Impl {
 };
 
 void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
-  const std::string& key = ctx.task.key();
+  const std::string key(ctx.task.key());
   Status s = rt_->cache_->FinishBinding(key);
   // Not assumed any more: the watch confirmed the pod before this outcome arrived (normal
   // with a fast API server), or it was deleted meanwhile. Either way the cache follows the
@@ -239,7 +239,7 @@ void CacheRuntime::Outcomes::OnBindSucceeded(BindContext& ctx) {
 }
 
 void CacheRuntime::Outcomes::OnBindFailed(BindContext& ctx, const Status& error) {
-  const std::string& key = ctx.task.key();
+  const std::string key(ctx.task.key());
   bool stopping;
   {
     MutexLock lock(&rt_->impl_->mu);
@@ -468,7 +468,7 @@ void CacheRuntime::FlushBinds() {
 // ------------------------------------------------------------------------ decisions
 
 Status CacheRuntime::AddBindTask(std::unique_ptr<BindContext> ctx) {
-  const std::string key = ctx->task.key();
+  const std::string key(ctx->task.key());
   const std::string node = ctx->node_name;
   {
     MutexLock lock(&impl_->mu);
@@ -531,7 +531,7 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
       Status s = impl_->evictor ? impl_->evictor->Evict(t.pod(), shared->reason) : Status::Ok();
       if (!s.ok()) {
         spdlog::warn("evict {}: {}; resyncing", t.key(), s);
-        cache_->err_tasks().Add(t.key());
+        cache_->err_tasks().Add(std::string(t.key()));
       }
       {
         // Counted once handled: a failure's resync is queued before the count shows it, so a
@@ -666,7 +666,7 @@ void CacheRuntime::RecordJobStatus(const JobInfo& job, const std::string& fit_er
         cond.last_transition_time = cur->last_transition_time;  // no transition: reason/message only
       }
       impl_->Record({"Pod", t->namespace_(), t->name(), t->uid()}, "Warning", "FailedScheduling", message);
-      impl_->EnqueueWrite("pod/" + t->key(), PodConditionWrite{t->meta->pod, std::move(cond)});
+      impl_->EnqueueWrite("pod/" + std::string(t->key()), PodConditionWrite{t->meta->pod, std::move(cond)});
     }
   }
 }

@@ -21,7 +21,7 @@ const TaskInfo* SchedulerCache::Impl::FindTask(std::string_view key) const {
 
 const TaskInfo* SchedulerCache::Impl::TaskAt(const TaskLoc& loc) const {
   if (loc.job().empty()) {
-    auto j = jobless.find(loc.meta->key);
+    auto j = jobless.find(loc.meta->key.str());
     return j == jobless.end() ? nullptr : &j->second;
   }
   auto j = jobs.find(loc.job());
@@ -34,15 +34,15 @@ const TaskInfo* SchedulerCache::Impl::TaskAt(const TaskLoc& loc) const {
 Status SchedulerCache::Impl::CheckCanAdd(const TaskInfo& task, bool replacing, JobSlot** job) {
   if (job != nullptr) *job = nullptr;
   if (!replacing && task_index.count(task.key())) {
-    return Status::AlreadyExists("task " + task.key() + " is already in the cache");
+    return Status::AlreadyExists(fmt::format("task {} is already in the cache", task.key()));
   }
   if (!task.job().empty()) {
     if (auto j = jobs.find(task.job()); j != jobs.end()) {
       if (job != nullptr) *job = &j->second;
       const TaskInfo* other = j->second.info->FindTask(task.uid());
       if (other && other->key() != task.key()) {
-        return Status::AlreadyExists("task uid " + task.uid() + " of " + task.key() + " is already held by " +
-                                     other->key() + " in job " + task.job());
+        return Status::AlreadyExists(fmt::format("task uid {} of {} is already held by {} in job {}",
+                                                 task.uid(), task.key(), other->key(), task.job()));
       }
     }
   }
@@ -64,7 +64,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
     counters.negative_idle += static_cast<uint64_t>(node.negative_idle_events() - before);
   }
   if (task.job().empty()) {
-    jobless[task.key()] = task;
+    jobless[std::string(task.key())] = task;
   } else {
     if (job == nullptr) {
       auto it = jobs.find(task.job());
@@ -75,7 +75,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
   }
   // CheckCanAdd refused a key the index holds, and a replacement removed its old entry first.
   const bool indexed = task_index.try_emplace(TaskLoc{task.meta}).second;
-  VC_CHECK(indexed, "task " + task.key() + " is already in the task index");
+  VC_CHECK(indexed, fmt::format("task {} is already in the task index", task.key()));
 }
 
 // Removes a cached task (by key) from its node, its job and the assumed set. Never fails
@@ -163,7 +163,7 @@ Status SchedulerCache::Impl::UpdatePodLocked(const TaskInfo& cached, const k8s::
   // A bind is in flight: the cache already placed the task; a pod update without a
   // nodeName predates the binding and must not undo it.
   if (IsAllocatedStatus(cached.status) && pod->spec.node_name.empty()) return Status::Ok();
-  const std::string key = cached.key();
+  const std::string key(cached.key());
   if (!IsOurs(*pod, options.scheduler_name)) {
     RemoveTaskLocked(key, true);
     return Status::Ok();

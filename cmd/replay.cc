@@ -52,7 +52,7 @@ class ScriptedBinder final : public Binder {
     std::vector<Status> out;
     out.reserve(batch.size());
     for (const BindContext* ctx : batch) {
-      const std::string key = ctx->task.key();
+      const std::string key(ctx->task.key());
       bool ok = true;
       std::string why;
       if (auto it = scripted_.find(key); it != scripted_.end() && !it->second.empty()) {

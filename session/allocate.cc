@@ -582,7 +582,7 @@ class Allocator {
         for (const Tentative& x : tentative) {
           const TaskInfo& pt = *j.pending[x.index];
           plan_.placements.push_back(
-              {job.uid(), pt.uid(), pt.key(), x.node->info->name(), x.pipelined || !ready});
+              {job.uid(), pt.uid(), std::string(pt.key()), x.node->info->name(), x.pipelined || !ready});
         }
         const int32_t reserved =
             ready ? static_cast<int32_t>(tentative.size()) - bound : static_cast<int32_t>(tentative.size());

@@ -505,8 +505,8 @@ class Planner {
         queues_[vj.queue].allocated.SubUnchecked(v.req);
         undo.evicted.push_back(vi);
         out_.evictions.push_back(
-            {v.task->key(), v.task->uid(), vj.job->uid(), queues_[vj.queue].name, nodes_[v.node].info->name(),
-             j.job->uid(), preempt,
+            {std::string(v.task->key()), v.task->uid(), vj.job->uid(), queues_[vj.queue].name,
+             nodes_[v.node].info->name(), j.job->uid(), preempt,
              preempt ? fmt::format("preempted by job {} (priority {} > {})", j.job->uid(), j.job->priority(),
                                    vj.job->priority())
                      : fmt::format("reclaimed by job {} of queue {} (queue {} above its "

@@ -27,8 +27,8 @@ using ContextList = std::vector<std::unique_ptr<BindContext>>;
 
 // For messages: the task's key without assuming the context was filled in.
 std::string Describe(const BindContext& ctx) {
-  return (ctx.task.meta != nullptr ? ctx.task.key() : std::string("<task without meta>")) + " to node " +
-         (ctx.node_name.empty() ? std::string("<none>") : ctx.node_name);
+  return (ctx.task.meta != nullptr ? std::string(ctx.task.key()) : std::string("<task without meta>")) +
+         " to node " + (ctx.node_name.empty() ? std::string("<none>") : ctx.node_name);
 }
 
 }  // namespace

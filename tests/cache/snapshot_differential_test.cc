@@ -60,8 +60,8 @@ int Steps(int default_steps) {
 std::string DescribeTasks(const TaskTable& tasks) {
   std::vector<std::string> out;
   for (const auto& [k, t] : tasks) {
-    out.push_back(std::string(k) + ":" + t.key() + ":" + std::string(TaskStatusName(t.status)) + ":" +
-                  t.node_name + ":" + t.resreq().ToString() + ":" + std::to_string(t.priority) + ":" +
+    out.push_back(std::string(k) + ":" + std::string(t.key()) + ":" + std::string(TaskStatusName(t.status)) +
+                  ":" + t.node_name + ":" + t.resreq().ToString() + ":" + std::to_string(t.priority) + ":" +
                   (t.preemptable ? "p" : "-") + (t.best_effort ? "b" : "-") + ":" +
                   t.pod().metadata.resource_version);
   }
@@ -240,7 +240,7 @@ std::string MutateSession(RandomCluster& rc, ClusterInfo& snap) {
         if (snap.MutableNode(node)->AddTask(alloc).ok()) {
           EXPECT_TRUE(snap.MutableJob(id)->UpdateTaskStatus(uid, alloc.status).ok());
         }
-        return "session allocates " + t.key() + " on " + node;
+        return "session allocates " + std::string(t.key()) + " on " + node;
       }
       return "";
     }
@@ -249,7 +249,7 @@ std::string MutateSession(RandomCluster& rc, ClusterInfo& snap) {
         if (n->tasks().empty() || rc.Chance(0.5)) continue;
         const TaskInfo t = n->tasks().begin()->second;
         EXPECT_TRUE(snap.MutableNode(name)->RemoveTask(t).ok());
-        return "session removes " + t.key() + " from " + name;
+        return "session removes " + std::string(t.key()) + " from " + name;
       }
       return "";
     }

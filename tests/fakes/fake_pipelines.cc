@@ -27,7 +27,7 @@ std::vector<Status> FakeBinder::Bind(const std::vector<BindContext*>& batch) {
   batch_sizes_.push_back(batch.size());
   std::vector<Status> out;
   for (BindContext* ctx : batch) {
-    const std::string key = ctx->task.key();
+    const std::string key(ctx->task.key());
     // The API server refuses to bind a pod twice, whatever the fault script says.
     k8s::PodPtr current;
     if (store_) {

@@ -526,7 +526,8 @@ TEST(ReclaimTest, CheckEvictionPlanFlagsABrokenGangAndADrainedQueue) {
   EvictionPlan bad;
   bad.jobs.push_back({"ns/b", "qb", true, 1, ""});
   auto t = w.snap->jobs().at("ns/a")->tasks().begin();
-  bad.evictions.push_back({t->second.key(), t->second.uid(), "ns/a", "qa", "n1", "ns/b", false, "test"});
+  bad.evictions.push_back(
+      {std::string(t->second.key()), t->second.uid(), "ns/a", "qa", "n1", "ns/b", false, "test"});
   Status s = CheckEvictionPlan(*w.snap, w.plan, bad);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), ::testing::HasSubstr("job ns/a left with 1 ready tasks, below minAvailable 2"));

@@ -1,0 +1,146 @@
+#pragma once
+// InlineString: a string that keeps up to 30 characters inside itself, where std::string
+// keeps 15 (both are 32 bytes). For a field unique to each object whose values are mostly
+// 16–30 characters — a task's "namespace/name" key — that is one heap block less per object
+// (32 bytes for a key of 16–31 characters). Longer values go to the heap, as std::string's.
+//
+// Reads as a std::string_view (implicitly); assigned from any string_view-like value. The
+// characters are always followed by a '\0'.
+//
+// Thread-safety: a value type.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace volcache {
+
+class InlineString {
+ public:
+  static constexpr size_t kInlineCapacity = 30;
+
+  InlineString() { SetInline(std::string_view()); }
+  InlineString(std::string_view s) { Set(s); }  // NOLINT(google-explicit-constructor): a field's value
+  InlineString(const std::string& s) : InlineString(std::string_view(s)) {}  // NOLINT
+  InlineString(const char* s) : InlineString(std::string_view(s)) {}         // NOLINT
+  InlineString(const InlineString& o) { Set(o.view()); }
+  InlineString(InlineString&& o) noexcept {
+    std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
+    o.SetInline(std::string_view());
+  }
+  InlineString& operator=(const InlineString& o) {
+    if (this != &o) Assign(o.view());
+    return *this;
+  }
+  InlineString& operator=(InlineString&& o) noexcept {
+    if (this != &o) {
+      Free();
+      std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
+      o.SetInline(std::string_view());
+    }
+    return *this;
+  }
+  InlineString& operator=(std::string_view s) {
+    Assign(s);
+    return *this;
+  }
+  InlineString& operator=(const std::string& s) { return *this = std::string_view(s); }
+  InlineString& operator=(const char* s) { return *this = std::string_view(s); }
+  ~InlineString() { Free(); }
+
+  // a + sep + b, built in place (no intermediate std::string when it fits inline).
+  static InlineString Join(std::string_view a, char sep, std::string_view b) {
+    InlineString out;
+    const size_t n = a.size() + 1 + b.size();
+    char* p;
+    if (n <= kInlineCapacity) {
+      p = out.bytes_;
+      out.bytes_[sizeof(out.bytes_) - 1] = static_cast<char>(n);
+    } else {
+      p = new char[n + 1];
+      std::memcpy(out.bytes_, &p, sizeof(p));
+      std::memcpy(out.bytes_ + sizeof(char*), &n, sizeof(n));
+      out.bytes_[sizeof(out.bytes_) - 1] = static_cast<char>(kHeapTag);
+    }
+    std::memcpy(p, a.data(), a.size());
+    p[a.size()] = sep;
+    std::memcpy(p + a.size() + 1, b.data(), b.size());
+    p[n] = '\0';
+    return out;
+  }
+
+  const char* data() const { return on_heap() ? HeapPtr() : bytes_; }
+  size_t size() const { return on_heap() ? HeapSize() : static_cast<size_t>(tag()); }
+  bool empty() const { return size() == 0; }
+  std::string_view view() const { return std::string_view(data(), size()); }
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
+  std::string str() const { return std::string(view()); }
+  // True when the characters are held in the object itself (no heap block).
+  bool is_inline() const { return !on_heap(); }
+
+  friend bool operator==(const InlineString& a, const InlineString& b) { return a.view() == b.view(); }
+  friend bool operator==(const InlineString& a, std::string_view b) { return a.view() == b; }
+  friend auto operator<=>(const InlineString& a, const InlineString& b) { return a.view() <=> b.view(); }
+
+ private:
+  // bytes_[31] is the tag: the inline length (0..30), or kHeapTag when bytes_ hold a heap
+  // pointer (bytes 0..7) and the length (bytes 8..15).
+  static constexpr uint8_t kHeapTag = 0xff;
+
+  uint8_t tag() const { return static_cast<uint8_t>(bytes_[sizeof(bytes_) - 1]); }
+  bool on_heap() const { return tag() == kHeapTag; }
+  const char* HeapPtr() const {
+    const char* p;
+    std::memcpy(&p, bytes_, sizeof(p));
+    return p;
+  }
+  size_t HeapSize() const {
+    size_t n;
+    std::memcpy(&n, bytes_ + sizeof(char*), sizeof(n));
+    return n;
+  }
+  void SetInline(std::string_view s) {
+    std::memcpy(bytes_, s.data(), s.size());
+    bytes_[s.size()] = '\0';
+    bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
+  }
+  void Set(std::string_view s) {
+    if (s.size() <= kInlineCapacity) {
+      SetInline(s);
+      return;
+    }
+    char* p = new char[s.size() + 1];
+    std::memcpy(p, s.data(), s.size());
+    p[s.size()] = '\0';
+    const size_t n = s.size();
+    std::memcpy(bytes_, &p, sizeof(p));
+    std::memcpy(bytes_ + sizeof(char*), &n, sizeof(n));
+    bytes_[sizeof(bytes_) - 1] = static_cast<char>(kHeapTag);
+  }
+  void Assign(std::string_view s) {
+    if (on_heap()) {
+      // `s` may view our own characters: copy before freeing.
+      InlineString copy(s);
+      *this = std::move(copy);
+      return;
+    }
+    if (s.size() <= kInlineCapacity) {
+      std::memmove(bytes_, s.data(), s.size());  // `s` may view our own characters
+      bytes_[s.size()] = '\0';
+      bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
+      return;
+    }
+    Set(s);
+  }
+  void Free() {
+    if (on_heap()) delete[] HeapPtr();
+  }
+
+  char bytes_[32];
+};
+
+static_assert(sizeof(InlineString) == 32);
+
+}  // namespace volcache
