@@ -24,34 +24,28 @@ std::string ZoneKey(const k8s::StringMap& labels) {
 }
 
 void NodeTree::Add(const std::string& name, const std::string& zone) {
-  auto [it, inserted] = zone_of_.try_emplace(name);
-  if (!inserted) {
+  if (auto it = zone_of_.find(name); it != zone_of_.end()) {
     if (it->second == zone) return;
-    // A zone change: the node keeps its entry (and so its name's address) and goes to the
-    // end of its new zone, as a Remove followed by an Add would put it.
-    RemoveFromZone(it);
+    Remove(name);
   }
-  it->second = zone;
   auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == zone; });
   if (z == zones_.end()) {
     zones_.push_back(Zone{zone, {}});
     z = zones_.end() - 1;
   }
-  z->nodes.push_back(&it->first);
+  z->nodes.push_back(name);
+  zone_of_[name] = zone;
   ++version_;
-}
-
-void NodeTree::RemoveFromZone(ZoneOf::const_iterator it) {
-  auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == it->second; });
-  if (z == zones_.end()) return;
-  z->nodes.erase(std::find(z->nodes.begin(), z->nodes.end(), &it->first));
-  if (z->nodes.empty()) zones_.erase(z);
 }
 
 void NodeTree::Remove(const std::string& name) {
   auto it = zone_of_.find(name);
   if (it == zone_of_.end()) return;
-  RemoveFromZone(it);
+  auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == it->second; });
+  if (z != zones_.end()) {
+    z->nodes.erase(std::find(z->nodes.begin(), z->nodes.end(), name));
+    if (z->nodes.empty()) zones_.erase(z);
+  }
   zone_of_.erase(it);
   ++version_;
 }
@@ -61,7 +55,7 @@ std::vector<std::string> NodeTree::List() const {
   out.reserve(zone_of_.size());
   for (size_t i = 0; out.size() < zone_of_.size(); ++i) {
     for (const Zone& z : zones_) {
-      if (i < z.nodes.size()) out.push_back(*z.nodes[i]);
+      if (i < z.nodes.size()) out.push_back(z.nodes[i]);
     }
   }
   return out;

@@ -20,14 +20,6 @@ std::string ZoneKey(const k8s::StringMap& labels);
 
 class NodeTree {
  public:
-  NodeTree() = default;
-  // Not copyable: zones point into zone_of_'s keys. Moving keeps them valid (the map's nodes
-  // move with it).
-  NodeTree(const NodeTree&) = delete;
-  NodeTree& operator=(const NodeTree&) = delete;
-  NodeTree(NodeTree&&) = default;
-  NodeTree& operator=(NodeTree&&) = default;
-
   // Adds the node, or moves it to its new zone if its zone changed. No-op when unchanged.
   void Add(const std::string& name, const std::string& zone);
   void Remove(const std::string& name);
@@ -39,21 +31,13 @@ class NodeTree {
   uint64_t version() const { return version_; }
 
  private:
-  using ZoneOf = std::unordered_map<std::string, k8s::Interned>;
   struct Zone {
     std::string key;
-    // The names are zone_of_'s keys (unordered_map nodes never move, rehash included), so a
-    // node's name is stored once: 8 bytes here instead of a 32-byte std::string copy.
-    std::vector<const std::string*> nodes;
+    std::vector<std::string> nodes;
   };
-  // Takes the node out of its zone's list (dropping the zone when it empties); zone_of_ is
-  // left to the caller.
-  void RemoveFromZone(ZoneOf::const_iterator it);
-
   std::vector<Zone> zones_;  // in order of first appearance; empty zones are dropped
   // node → its zone's key; interned, so a node costs no copy of a long "region:\0:zone".
-  // Invariant: every key is in exactly one zone's `nodes`, and every pointer there is a key.
-  ZoneOf zone_of_;
+  std::unordered_map<std::string, k8s::Interned> zone_of_;
   uint64_t version_ = 0;
 };
 
