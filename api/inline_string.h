@@ -64,9 +64,9 @@ class InlineString {
       std::memcpy(out.bytes_ + sizeof(char*), &n, sizeof(n));
       out.bytes_[sizeof(out.bytes_) - 1] = static_cast<char>(kHeapTag);
     }
-    std::memcpy(p, a.data(), a.size());
+    if (!a.empty()) std::memcpy(p, a.data(), a.size());
     p[a.size()] = sep;
-    std::memcpy(p + a.size() + 1, b.data(), b.size());
+    if (!b.empty()) std::memcpy(p + a.size() + 1, b.data(), b.size());
     p[n] = '\0';
     return out;
   }
@@ -101,8 +101,10 @@ class InlineString {
     std::memcpy(&n, bytes_ + sizeof(char*), sizeof(n));
     return n;
   }
+  // Copies of `s` guard its size: an empty view's data() may be null, which memcpy may not be
+  // passed even for no bytes.
   void SetInline(std::string_view s) {
-    std::memcpy(bytes_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());
     bytes_[s.size()] = '\0';
     bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
   }
@@ -127,7 +129,7 @@ class InlineString {
       return;
     }
     if (s.size() <= kInlineCapacity) {
-      std::memmove(bytes_, s.data(), s.size());  // `s` may view our own characters
+      if (!s.empty()) std::memmove(bytes_, s.data(), s.size());  // `s` may view our own characters
       bytes_[s.size()] = '\0';
       bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
       return;
