@@ -285,7 +285,7 @@ Resource NodeInfo::FutureIdle() const {
 }
 
 const Resource& NodeInfo::ZeroResource() {
-  static const Resource zero;
+  static const Resource zero{};
   return zero;
 }
 
