@@ -294,15 +294,10 @@ NodeInfo::Future& NodeInfo::MutableFuture() {
   return *future_;
 }
 
-// Exactly zero (not Resource::IsEmpty's tolerance): a residue must stay counted.
+// Exactly zero (Equal compares integers; not Resource::IsEmpty's tolerance): a residue must
+// stay counted.
 void NodeInfo::DropFutureIfZero() {
-  auto zero = [](const Resource& r) {
-    if (r.milli_cpu() != 0 || r.memory() != 0) return false;
-    for (const Resource::Scalar* s = r.scalars_begin(); s != r.scalars_end(); ++s) {
-      if (s->value != 0) return false;
-    }
-    return true;
-  };
+  auto zero = [](const Resource& r) { return r.Equal(ZeroResource(), DimensionDefault::kZero); };
   if (future_ && zero(future_->releasing) && zero(future_->pipelined)) future_.reset();
 }
 
