@@ -21,14 +21,14 @@ class InlineString {
  public:
   static constexpr size_t kInlineCapacity = 30;
 
-  InlineString() { SetInline(std::string_view()); }
+  InlineString() { Clear(); }
   InlineString(std::string_view s) { Set(s); }  // NOLINT(google-explicit-constructor): a field's value
   InlineString(const std::string& s) : InlineString(std::string_view(s)) {}  // NOLINT
   InlineString(const char* s) : InlineString(std::string_view(s)) {}         // NOLINT
   InlineString(const InlineString& o) { Set(o.view()); }
   InlineString(InlineString&& o) noexcept {
     std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
-    o.SetInline(std::string_view());
+    o.Clear();
   }
   InlineString& operator=(const InlineString& o) {
     if (this != &o) Assign(o.view());
@@ -38,7 +38,7 @@ class InlineString {
     if (this != &o) {
       Free();
       std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
-      o.SetInline(std::string_view());
+      o.Clear();
     }
     return *this;
   }
@@ -53,21 +53,11 @@ class InlineString {
   // a + sep + b, built in place (no intermediate std::string when it fits inline).
   static InlineString Join(std::string_view a, char sep, std::string_view b) {
     InlineString out;
-    const size_t n = a.size() + 1 + b.size();
-    char* p;
-    if (n <= kInlineCapacity) {
-      p = out.bytes_;
-      out.bytes_[sizeof(out.bytes_) - 1] = static_cast<char>(n);
-    } else {
-      p = new char[n + 1];
-      std::memcpy(out.bytes_, &p, sizeof(p));
-      std::memcpy(out.bytes_ + sizeof(char*), &n, sizeof(n));
-      out.bytes_[sizeof(out.bytes_) - 1] = static_cast<char>(kHeapTag);
-    }
+    char* p = out.Room(a.size() + 1 + b.size());
     if (!a.empty()) std::memcpy(p, a.data(), a.size());
     p[a.size()] = sep;
     if (!b.empty()) std::memcpy(p + a.size() + 1, b.data(), b.size());
-    p[n] = '\0';
+    p[a.size() + 1 + b.size()] = '\0';
     return out;
   }
 
@@ -101,37 +91,37 @@ class InlineString {
     std::memcpy(&n, bytes_ + sizeof(char*), sizeof(n));
     return n;
   }
-  // Copies of `s` guard its size: an empty view's data() may be null, which memcpy may not be
-  // passed even for no bytes.
-  void SetInline(std::string_view s) {
-    if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());
-    bytes_[s.size()] = '\0';
-    bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
-  }
-  void Set(std::string_view s) {
-    if (s.size() <= kInlineCapacity) {
-      SetInline(s);
-      return;
+  // Makes this (holding nothing on the heap) n characters long, in itself or in a new heap
+  // block, and returns where they go. The caller writes them and the '\0' after them (in
+  // that order: the characters may come from this string's own).
+  char* Room(size_t n) {
+    char* p = bytes_;
+    if (n <= kInlineCapacity) {
+      bytes_[sizeof(bytes_) - 1] = static_cast<char>(n);
+    } else {
+      p = new char[n + 1];
+      std::memcpy(bytes_, &p, sizeof(p));
+      std::memcpy(bytes_ + sizeof(char*), &n, sizeof(n));
+      bytes_[sizeof(bytes_) - 1] = static_cast<char>(kHeapTag);
     }
-    char* p = new char[s.size() + 1];
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = '\0';
-    const size_t n = s.size();
-    std::memcpy(bytes_, &p, sizeof(p));
-    std::memcpy(bytes_ + sizeof(char*), &n, sizeof(n));
-    bytes_[sizeof(bytes_) - 1] = static_cast<char>(kHeapTag);
+    return p;
   }
+  // Precondition: nothing on the heap. memmove: `s` may view this string's own characters
+  // (then it fits inline). An empty view's data() may be null, which memmove may not be
+  // passed even for no bytes.
+  void Set(std::string_view s) {
+    const size_t n = s.size();
+    char* p = Room(n);
+    if (n != 0) std::memmove(p, s.data(), n);
+    p[n] = '\0';
+  }
+  // Empty. Precondition: nothing on the heap (or its block handed to another string).
+  void Clear() { Room(0)[0] = '\0'; }
   void Assign(std::string_view s) {
     if (on_heap()) {
       // `s` may view our own characters: copy before freeing.
       InlineString copy(s);
       *this = std::move(copy);
-      return;
-    }
-    if (s.size() <= kInlineCapacity) {
-      if (!s.empty()) std::memmove(bytes_, s.data(), s.size());  // `s` may view our own characters
-      bytes_[s.size()] = '\0';
-      bytes_[sizeof(bytes_) - 1] = static_cast<char>(s.size());
       return;
     }
     Set(s);
