@@ -103,6 +103,8 @@ class JobInfo {
   void set_generation(uint64_t g) { generation_ = g; }
 
  private:
+  // First, beside the reference count in front of the object: see NodeInfo's.
+  uint64_t generation_ = 0;
   // Shared, not copied, by the job's versions and snapshot copies (a deep copy made one
   // heap string per job: ids are longer than the inline 15 characters).
   // The name is not kept beside it: it is the PodGroup's, or the id's own.
@@ -132,7 +134,6 @@ class JobInfo {
   k8s::Shared<std::map<std::string, std::string, std::less<>>> fit_errors_;
   Resource allocated_;
   Resource total_request_;
-  uint64_t generation_ = 0;
 };
 
 }  // namespace volcache

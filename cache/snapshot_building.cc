@@ -60,8 +60,12 @@ std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since) {
     out.push_back(e.slot);
   });
   for (Slot<T>* s : out) {
-    __builtin_prefetch(s->info.get());
-    __builtin_prefetch(s->snap_entry);
+    // The version's reference count (in front of it) and generation (its first field), both
+    // written when the snapshot takes it; a node's name and state follow within 64 bytes.
+    const char* v = reinterpret_cast<const char*>(s->info.get());
+    __builtin_prefetch(v - 8, 1);
+    __builtin_prefetch(v + 56);
+    __builtin_prefetch(s->snap_entry, 1);
   }
   return out;
 }
