@@ -61,10 +61,14 @@ std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since) {
   });
   for (Slot<T>* s : out) {
     // The version's reference count (in front of it) and generation (its first field), both
-    // written when the snapshot takes it; a node's name and state follow within 64 bytes.
+    // written when the snapshot takes it. A node's refresh also reads its name, state and
+    // revocable zone, the next 80 bytes; a job's, nothing else of the version.
     const char* v = reinterpret_cast<const char*>(s->info.get());
     __builtin_prefetch(v - 8, 1);
-    __builtin_prefetch(v + 56);
+    if constexpr (std::is_same_v<T, NodeInfo>) {
+      __builtin_prefetch(v + 36);
+      __builtin_prefetch(v + 80);
+    }
     __builtin_prefetch(s->snap_entry, 1);
   }
   return out;
