@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/k8s/compact.h"
 #include "api/resource_list.h"
 
 namespace volcache {
@@ -51,7 +52,7 @@ constexpr size_t kTasksReservedAtMost = 4096;
 
 }  // namespace
 
-JobInfo::JobInfo(JobId uid) : uid_(std::move(uid)) {}
+JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(std::move(uid))) {}
 
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
   if (pg == nullptr)
@@ -65,7 +66,11 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
   task_min_available_ = pg->spec.min_task_member;
-  min_resources_ = std::move(min_resources).value();
+  if (pg->spec.min_resources.empty()) {
+    min_resources_.reset();
+  } else {
+    min_resources_ = std::move(min_resources).value();
+  }
   creation_timestamp_ = pg->metadata.creation_timestamp;
   phase_ = pg->status.phase;
   pod_group_ = std::move(pg);

@@ -10,7 +10,8 @@
 // 32-bit hash tag and the entry's position) finds an entry by key, so a lookup reads one slot
 // and compares one key (a key that is absent, most often none), and a copy of the table is two
 // array copies instead of one heap node per entry. That copy is what MaterializeSnapshot spends
-// its time on.
+// its time on. A table of one or two entries has no index (a lookup compares their keys): most
+// jobs of the traces hold one task.
 //
 // Iterating yields (key, value) pairs, the key read from the value: `for (const auto& [key,
 // task] : table)`, `it->second`.
@@ -152,7 +153,8 @@ class KeyedTable {
   size_t Pos(const_iterator it) const { return static_cast<size_t>(it.p_ - entries_.data()); }
 
   std::vector<V> entries_;
-  // capacity_ slots (a power of two, at most 3/4 used, or 0): 0 is empty, else
+  // capacity_ slots (a power of two, at most 3/4 used; or 0: no index, a small table's, see
+  // kKeyedTableLinearMax in api/keyed_table_impl.h): 0 is empty, else
   // (tag << 32) | (position + 1).
   std::unique_ptr<uint64_t[]> slots_;
   uint32_t capacity_ = 0;

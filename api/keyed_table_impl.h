@@ -11,6 +11,10 @@
 
 namespace volcache {
 
+// Tables of at most this many entries keep no index (capacity_ 0): a lookup compares their
+// keys in turn. Most jobs of the traces hold one task, and their index took 32 bytes a job.
+inline constexpr size_t kKeyedTableLinearMax = 2;
+
 // The count is the object's first word (boost::intrusive_ref_counter).
 template <class V>
 void KeyedTable<V>::PrefetchMetaCount(const V& v) {
@@ -58,14 +62,19 @@ uint32_t KeyedTable<V>::Tag(std::string_view key) {
 
 template <class V>
 typename KeyedTable<V>::const_iterator KeyedTable<V>::find(std::string_view key) const {
-  if (capacity_ == 0) return end();  // empty: no key to hash
-  const size_t pos = Find(key, Tag(key));
+  // No index (empty or small): no key to hash.
+  const size_t pos = capacity_ == 0 ? Find(key, 0) : Find(key, Tag(key));
   return pos == kAbsent ? end() : const_iterator(entries_.data() + pos, kind_);
 }
 
 template <class V>
 size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
-  if (capacity_ == 0) return kAbsent;
+  if (capacity_ == 0) {
+    for (size_t pos = 0; pos < entries_.size(); ++pos) {
+      if (KeyAt(pos) == key) return pos;
+    }
+    return kAbsent;
+  }
   for (size_t i = tag & mask();; i = (i + 1) & mask()) {
     const uint64_t s = slots_[i];
     if (s == 0) return kAbsent;
@@ -85,12 +94,17 @@ V* KeyedTable<V>::find_mutable(std::string_view key) {
 template <class V>
 std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
   const std::string_view key = V::TableKey(value, kind_);
-  const uint32_t tag = Tag(key);
-  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos], false};
   const size_t n = entries_.size();
+  const bool linear = capacity_ == 0 && n < kKeyedTableLinearMax;  // stays without an index
+  const uint32_t tag = linear ? 0 : Tag(key);
+  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos], false};
   // Grown by a quarter (most jobs hold one task or a few: a doubling array would leave a third
   // of its room empty), and before the index, so that a failure leaves the two consistent.
   if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
+  if (linear) {
+    entries_.push_back(value);
+    return {&entries_.back(), true};
+  }
   // The index stays at most three quarters full: runs stay short, and the tags in the slots
   // spare a probe the entry's key.
   if ((n + 1) * 4 > size_t{capacity_} * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
@@ -102,6 +116,7 @@ std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
 template <class V>
 void KeyedTable<V>::reserve(size_t n) {
   entries_.reserve(n);
+  if (capacity_ == 0 && n <= kKeyedTableLinearMax) return;
   uint32_t capacity = std::max(kMinCapacity, capacity_);
   while (n * 4 > size_t{capacity} * 3) capacity *= 2;
   if (capacity != capacity_) Rehash(capacity);
@@ -112,7 +127,8 @@ V& KeyedTable<V>::replace(const_iterator it, V value) {
   const auto pos = static_cast<uint32_t>(Pos(it));
   const std::string_view old_key = KeyAt(pos);
   const std::string_view key = V::TableKey(value, kind_);
-  if (old_key != key) {  // a new name: its slot moves (the old value still owns old_key here)
+  if (capacity_ != 0 &&
+      old_key != key) {  // a new name: its slot moves (the old value still owns old_key here)
     EraseSlot(SlotOf(Tag(old_key), pos));
     Insert(Tag(key), pos);
   }
@@ -123,12 +139,14 @@ V& KeyedTable<V>::replace(const_iterator it, V value) {
 template <class V>
 void KeyedTable<V>::erase(const_iterator it) {
   const auto pos = static_cast<uint32_t>(Pos(it));
-  EraseSlot(SlotOf(Tag(KeyAt(pos)), pos));
+  if (capacity_ != 0) EraseSlot(SlotOf(Tag(KeyAt(pos)), pos));
   const auto last = static_cast<uint32_t>(entries_.size() - 1);
   if (pos != last) {
     // The last entry moves into the gap: its slot now names `pos`.
-    const size_t moved = SlotOf(Tag(KeyAt(last)), last);
-    slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
+    if (capacity_ != 0) {
+      const size_t moved = SlotOf(Tag(KeyAt(last)), last);
+      slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
+    }
     entries_[pos] = std::move(entries_[last]);
   }
   entries_.pop_back();
@@ -185,9 +203,13 @@ void KeyedTable<V>::EraseSlot(size_t i) {
 
 template <class V>
 void KeyedTable<V>::Rehash(uint32_t capacity) {
-  // From the old slots, which hold every entry's tag: no key is read (or hashed) again.
+  // From the old slots, which hold every entry's tag: no key is read (or hashed) again; a
+  // table without an index yet hashes its few keys.
   std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
   const uint32_t old_capacity = std::exchange(capacity_, capacity);
+  if (old_capacity == 0) {
+    for (size_t pos = 0; pos < entries_.size(); ++pos) Insert(Tag(KeyAt(pos)), static_cast<uint32_t>(pos));
+  }
   for (uint32_t i = 0; i < old_capacity; ++i) {
     if (old[i] != 0) Insert(static_cast<uint32_t>(old[i] >> 32), static_cast<uint32_t>(old[i]) - 1);
   }

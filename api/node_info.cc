@@ -284,11 +284,6 @@ Resource NodeInfo::FutureIdle() const {
   return r;
 }
 
-const Resource& NodeInfo::ZeroResource() {
-  static const Resource zero{};
-  return zero;
-}
-
 NodeInfo::Future& NodeInfo::MutableFuture() {
   if (!future_) future_.emplace();
   return *future_;
@@ -297,7 +292,7 @@ NodeInfo::Future& NodeInfo::MutableFuture() {
 // Exactly zero (Equal compares integers; not Resource::IsEmpty's tolerance): a residue must
 // stay counted.
 void NodeInfo::DropFutureIfZero() {
-  auto zero = [](const Resource& r) { return r.Equal(ZeroResource(), DimensionDefault::kZero); };
+  auto zero = [](const Resource& r) { return r.Equal(Resource::Zero(), DimensionDefault::kZero); };
   if (future_ && zero(future_->releasing) && zero(future_->pipelined)) future_.reset();
 }
 

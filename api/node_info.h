@@ -84,8 +84,8 @@ class NodeInfo {
   Resource capacity() const;
   const Resource& idle() const { return idle_; }
   const Resource& used() const { return used_; }
-  const Resource& releasing() const { return future_ ? future_->releasing : ZeroResource(); }
-  const Resource& pipelined() const { return future_ ? future_->pipelined : ZeroResource(); }
+  const Resource& releasing() const { return future_ ? future_->releasing : Resource::Zero(); }
+  const Resource& pipelined() const { return future_ ? future_->pipelined : Resource::Zero(); }
   Resource FutureIdle() const;
 
   // kube-scheduler's Requested: the requests of every non-Pipelined task, which are exactly
@@ -146,7 +146,6 @@ class NodeInfo {
     Resource releasing, pipelined;
   };
   k8s::Boxed<Future> future_;
-  static const Resource& ZeroResource();
   Future& MutableFuture();
   void DropFutureIfZero();
   NonZeroRequest non_zero_requested_;

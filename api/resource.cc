@@ -155,6 +155,11 @@ Resource::Resource(int64_t milli_cpu, int64_t memory,
   for (const auto& [name, value] : scalars) SetScalar(name, value);
 }
 
+const Resource& Resource::Zero() {
+  static const Resource zero{};
+  return zero;
+}
+
 void Resource::CopyScalarsFromHeap(const Resource& other) {
   if (other.size_ > kInlineScalars) {
     heap_ = new Scalar[static_cast<size_t>(other.size_)];

@@ -78,6 +78,9 @@ class Resource {
   Resource& operator=(Resource&& other) noexcept;
   ~Resource();
 
+  // An empty Resource (zero everywhere, no scalars), for accessors of optional quantities.
+  static const Resource& Zero();
+
   int64_t milli_cpu() const { return milli_cpu_; }
   int64_t memory() const { return memory_; }
   int32_t max_task_num() const { return max_task_num_; }

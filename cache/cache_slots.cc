@@ -1,6 +1,7 @@
 // Slots: the copy-on-write versions of nodes and jobs, their generations, the change logs
 // and the removal log that incremental snapshots read (cache/cache_state.h).
 
+#include "api/k8s/compact.h"
 #include "cache/cache_state.h"
 
 namespace volcache {
@@ -47,8 +48,10 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
 }
 
 SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(const JobId& id) {
-  auto entry = jobs.try_emplace(id).first;
+  k8s::Shared<std::string> key = k8s::InternShared(id);
+  auto entry = jobs.try_emplace(std::string_view(key.get())).first;
   JobSlot& s = entry->second;
+  s.id = std::move(key);  // the block, and so the characters the key views, stay put
   s.info = std::make_shared<JobInfo>(id);
   s.gen = NextGen();
   s.info->set_generation(s.gen);
@@ -77,8 +80,8 @@ void SchedulerCache::Impl::EraseJobSlot(const JobId& id) {
   auto it = jobs.find(id);
   if (it == jobs.end()) return;
   job_log.Erase(it->second);
+  LogRemoval(false, id);  // first: `id` may be the slot's own
   jobs.erase(it);
-  LogRemoval(false, id);
 }
 
 }  // namespace volcache

@@ -19,9 +19,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "api/k8s/shared.h"
 #include "api/keyed_table.h"
 #include "api/mutex.h"
 #include "cache/hypernode_forest.h"
@@ -156,6 +158,9 @@ class ChangeLog {
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
 struct SchedulerCache::JobSlot : Slot<JobInfo> {
+  // The job's id (interned, the string its JobInfo and tasks hold), which `jobs` keys by view:
+  // a std::string key took 32 bytes of the map's node and, past 15 characters, a heap block.
+  k8s::Shared<std::string> id;
   // The current or last PodGroup (null if it never had one), whose UID names the job in the
   // deleted-jobs queue: the object the JobInfo holds while it is current, not a copy of its
   // 36-character UID (80 bytes a job).
@@ -205,7 +210,7 @@ struct SchedulerCache::Impl {
   // Invariant: every slot has exactly one live entry in its change log (slot.log_pos), of
   // generation slot.gen.
   std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
-  std::unordered_map<JobId, JobSlot> jobs GUARDED_BY(mu);
+  std::unordered_map<std::string_view, JobSlot> jobs GUARDED_BY(mu);  // keys view JobSlot::id
   ChangeLog<NodeInfo> node_log GUARDED_BY(mu);
   ChangeLog<JobInfo> job_log GUARDED_BY(mu);
   struct Removal {

@@ -222,7 +222,11 @@ Status SchedulerCache::CheckInvariants() const {
                               t.node_name.str()));
     }
   };
-  for (const auto& [id, slot] : m.jobs) {
+  for (const auto& [key, slot] : m.jobs) {
+    const std::string& id = slot.id.get();
+    if (key != id || slot.info->uid() != id) {
+      v.push_back(fmt::format("job slot {} (id {}) holds job {}", key, id, slot.info->uid()));
+    }
     const JobInfo& job = *slot.info;
     Resource allocated, total;
     for (const auto& [uid, t] : job.tasks()) {

@@ -711,7 +711,7 @@ std::vector<SchedulerCache::LeftOutJob> SchedulerCache::JobsLeftOutOfSnapshots()
   for (const auto& [id, slot] : impl_->jobs) {
     const JobInfo& job = *slot.info;
     if (impl_->IncludeJob(job)) continue;
-    LeftOutJob j{id, job.pod_group() != nullptr, job.pod_group() ? job.queue() : "", {}};
+    LeftOutJob j{std::string(id), job.pod_group() != nullptr, job.pod_group() ? job.queue() : "", {}};
     for (const TaskInfo* t : job.TasksWithStatus(TaskStatus::kPending)) j.pending.push_back(t->meta);
     if (!j.pending.empty()) out.push_back(std::move(j));
   }

@@ -40,6 +40,8 @@ class Prefetcher {
   void Next() {
     if (it_ == end_) return;
     __builtin_prefetch(it_->second.info.get());
+    // A job's snapshot entry copies its id, which the slot holds in a block of its own.
+    if constexpr (requires { it_->second.id; }) __builtin_prefetch(&it_->second.id.get());
     ++it_;
   }
 
@@ -258,10 +260,12 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   }
   jmap.reserve(jobs.size());
   Prefetcher job_ahead(jobs);
-  for (auto& [id, slot] : jobs) {
+  for (auto& [_, slot] : jobs) {
     job_ahead.Next();
     if (!Included(slot)) continue;
-    HoldVersion(jmap, id, slot, nullptr, tag, nullptr);
+    // The key is a view of slot.id: copied from the std::string itself, an SSO copy (from the
+    // view, std::string's construction took 7 % of a full snapshot's instructions on L).
+    HoldVersion(jmap, slot.id.get(), slot, nullptr, tag, nullptr);
   }
   B::total_allocatable(*snap) = std::move(total);
   RebuildNodeList(snap);

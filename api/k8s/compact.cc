@@ -220,9 +220,13 @@ Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) 
   std::string key;
   key.reserve(ns.size() + 1 + name.size());
   key.append(ns).append(1, '/').append(name);
+  last = InternShared(std::move(key));
+  return last;
+}
+
+Shared<std::string> InternShared(std::string key) {
   Shared<std::string> s(std::move(key));
   TheTables().strings.Intern(&s);
-  last = s;
   return s;
 }
 

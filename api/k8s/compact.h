@@ -30,6 +30,9 @@ void Compact(Node* node);
 // returned, and returns it again without the table's lock when the next key is equal (a
 // job's pods arrive together, from a LIST or a controller's creates).
 Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name);
+// A whole key, interned as InternSharedKey's (a job's own id, so that the JobInfo and its
+// tasks hold one string).
+Shared<std::string> InternShared(std::string key);
 
 // Entries held by the tables (every one a block some object holds), for tests and /debug.
 size_t CompactTableEntries();

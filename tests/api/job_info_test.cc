@@ -105,9 +105,33 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_FALSE(job.IsPending());
 }
 
+// minResources is kept only when the PodGroup sets it; a later PodGroup without it clears it,
+// and a copy of the job has its own.
+TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
+  JobInfo job("ns/pg");
+  EXPECT_TRUE(job.min_resources() == Resource());
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
+  pg->spec.min_resources = RL({{"cpu", "2"}});
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  const JobInfo copy = job;
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
+  EXPECT_TRUE(job.min_resources() == Resource());
+  EXPECT_EQ(copy.min_resources().milli_cpu(), 2000);
+}
+
+// The id is interned: a job and the tasks that name it hold one string.
+TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
+  const TaskInfo t = Task("t0", TaskStatus::kPending);
+  JobInfo job("ns/pg");
+  EXPECT_EQ(&job.uid(), &t.job());
+  ASSERT_TRUE(job.AddTask(t).ok());
+  const JobInfo copy = job;
+  EXPECT_EQ(&copy.uid(), &t.job());
+}
+
 // A job keeps no name of its own: the PodGroup's while it has one, else its id's.
 TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
-  static_assert(sizeof(JobInfo) <= 320);  // with the control block, tcmalloc's 352-byte class
+  static_assert(sizeof(JobInfo) <= 280);  // with the control block, tcmalloc's 320-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
