@@ -53,9 +53,11 @@ class Prefetcher {
 // The slots `log` says changed after generation `since`, newest first. The log is read as
 // an array, so the slots' cache misses overlap: a first pass prefetches the slots, a second
 // the versions and snapshot entries they point at, which the refresh then reads.
+// `writes`: how many writes the cache made since (a bound on the count, for the reserve).
 template <typename T>
-std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since) {
+std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since, uint64_t writes) {
   std::vector<Slot<T>*> out;
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(log.live(), writes)));
   log.ForEachSince(since, [&out](const typename ChangeLog<T>::Entry& e) {
     __builtin_prefetch(e.slot);
     __builtin_prefetch(reinterpret_cast<const char*>(e.slot) + 64);
@@ -391,10 +393,10 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
     }
   }
   // 3. Objects changed since, newest first: the tail of each change log.
-  for (Slot<NodeInfo>* slot : ChangedSince(node_log, since)) {
+  for (Slot<NodeInfo>* slot : ChangedSince(node_log, since, gen - since)) {
     membership_changed |= RefreshNode(snap, slot->info->name(), slot, &total, &recount_total, retired);
   }
-  for (Slot<JobInfo>* slot : ChangedSince(job_log, since)) RefreshJob(snap, slot->info->uid(), slot, retired);
+  for (Slot<JobInfo>* slot : ChangedSince(job_log, since, gen - since)) RefreshJob(snap, slot->info->uid(), slot, retired);
   if (recount_total) {
     total = Resource();
     for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
