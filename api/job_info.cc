@@ -54,6 +54,8 @@ constexpr size_t kTasksReservedAtMost = 4096;
 
 JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(std::move(uid))) {}
 
+JobInfo::JobInfo(k8s::Shared<JobId> uid) : uid_(std::move(uid)) {}
+
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
   if (pg == nullptr)
     return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid()));

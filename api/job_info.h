@@ -37,7 +37,8 @@ inline constexpr std::string_view kPodGroupNotReady = "pod group is not ready";
 
 class JobInfo {
  public:
-  explicit JobInfo(JobId uid);
+  explicit JobInfo(JobId uid);               // interns the id (k8s::InternShared)
+  explicit JobInfo(k8s::Shared<JobId> uid);  // holds the id's block as given
 
   // Sets name/namespace/queue/minAvailable/minTaskMember/creation time from the PodGroup;
   // an empty spec.queue means `default_queue`. Fails (unchanged) on invalid minResources.

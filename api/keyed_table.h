@@ -10,8 +10,8 @@
 // 32-bit hash tag and the entry's position) finds an entry by key, so a lookup reads one slot
 // and compares one key (a key that is absent, most often none), and a copy of the table is two
 // array copies instead of one heap node per entry. That copy is what MaterializeSnapshot spends
-// its time on. A table of one or two entries has no index (a lookup compares their keys): most
-// jobs of the traces hold one task.
+// its time on. A table of one entry has no index (a lookup compares its key): most jobs of the
+// traces hold one task.
 //
 // Iterating yields (key, value) pairs, the key read from the value: `for (const auto& [key,
 // task] : table)`, `it->second`.

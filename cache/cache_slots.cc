@@ -1,7 +1,6 @@
 // Slots: the copy-on-write versions of nodes and jobs, their generations, the change logs
 // and the removal log that incremental snapshots read (cache/cache_state.h).
 
-#include "api/k8s/compact.h"
 #include "cache/cache_state.h"
 
 namespace volcache {
@@ -47,12 +46,11 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
   return s;
 }
 
-SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(const JobId& id) {
-  k8s::Shared<std::string> key = k8s::InternShared(id);
-  auto entry = jobs.try_emplace(std::string_view(key.get())).first;
+SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::Shared<std::string> id) {
+  auto entry = jobs.try_emplace(std::string_view(id.get())).first;
   JobSlot& s = entry->second;
-  s.id = std::move(key);  // the block, and so the characters the key views, stay put
   s.info = std::make_shared<JobInfo>(id);
+  s.id = std::move(id);  // the block, and so the characters the key views, stay put
   s.gen = NextGen();
   s.info->set_generation(s.gen);
   job_log.Append(s);

@@ -272,7 +272,8 @@ struct SchedulerCache::Impl {
   // refresh after a task change does not ask again.
   JobInfo& WritableJobTasks(JobSlot& s) REQUIRES(mu);
   NodeSlot& CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) REQUIRES(mu);
-  JobSlot& CreateJobSlot(const JobId& id) REQUIRES(mu);
+  // `id`: the job's id in the block its tasks hold (TaskMeta::job), or newly interned.
+  JobSlot& CreateJobSlot(k8s::Shared<std::string> id) REQUIRES(mu);
   void LogRemoval(bool is_node, const std::string& key) REQUIRES(mu);
   void EraseNodeSlot(const std::string& name) REQUIRES(mu);
   void EraseJobSlot(const JobId& id) REQUIRES(mu);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/k8s/compact.h"
 #include "cache/cache_state.h"
 
 namespace volcache {
@@ -61,10 +62,11 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
     it->second.last_pod_group = pg;
     return Status::Ok();
   }
-  JobInfo fresh(id);
+  k8s::Shared<std::string> key = k8s::InternShared(id);  // once, for the job and its slot
+  JobInfo fresh(key);
   VC_RETURN_IF_ERROR(fresh.SetPodGroup(pg, options.default_queue));
   fresh.set_priority(PriorityFor(fresh));
-  JobSlot& s = CreateJobSlot(id);
+  JobSlot& s = CreateJobSlot(std::move(key));
   uint64_t g = s.info->generation();
   *s.info = std::move(fresh);
   s.info->set_generation(g);

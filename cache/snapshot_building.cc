@@ -396,7 +396,8 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   for (Slot<NodeInfo>* slot : ChangedSince(node_log, since, gen - since)) {
     membership_changed |= RefreshNode(snap, slot->info->name(), slot, &total, &recount_total, retired);
   }
-  for (Slot<JobInfo>* slot : ChangedSince(job_log, since, gen - since)) RefreshJob(snap, slot->info->uid(), slot, retired);
+  for (Slot<JobInfo>* slot : ChangedSince(job_log, since, gen - since))
+    RefreshJob(snap, slot->info->uid(), slot, retired);
   if (recount_total) {
     total = Resource();
     for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());

@@ -68,7 +68,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
   } else {
     if (job == nullptr) {
       auto it = jobs.find(task.job());
-      job = it == jobs.end() ? &CreateJobSlot(task.job()) : &it->second;
+      job = it == jobs.end() ? &CreateJobSlot(task.meta->job) : &it->second;
     }
     Status s = WritableJobTasks(*job).AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to job " + task.job() + ": " + s.ToString());
