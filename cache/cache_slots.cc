@@ -1,6 +1,7 @@
 // Slots: the copy-on-write versions of nodes and jobs, their generations, the change logs
 // and the removal log that incremental snapshots read (cache/cache_state.h).
 
+#include "api/check.h"
 #include "cache/cache_state.h"
 
 namespace volcache {
@@ -47,7 +48,10 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
 }
 
 SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::Shared<std::string> id) {
-  auto entry = jobs.try_emplace(std::string_view(id.get())).first;
+  auto [entry, added] = jobs.try_emplace(std::string_view(id.get()));
+  // Callers look the id up first. Were the slot there, replacing its id below could free the
+  // characters its key views.
+  VC_CHECK(added, "job slot " + id.get() + " created twice");
   JobSlot& s = entry->second;
   s.info = std::make_shared<JobInfo>(id);
   s.id = std::move(id);  // the block, and so the characters the key views, stay put
