@@ -128,8 +128,8 @@ V& KeyedTable<V>::replace(const_iterator it, V value) {
   const auto pos = static_cast<uint32_t>(Pos(it));
   const std::string_view old_key = KeyAt(pos);
   const std::string_view key = V::TableKey(value, kind_);
-  if (capacity_ != 0 &&
-      old_key != key) {  // a new name: its slot moves (the old value still owns old_key here)
+  // A new name in an indexed table: its slot moves (the old value still owns old_key here).
+  if (capacity_ != 0 && old_key != key) {
     EraseSlot(SlotOf(Tag(old_key), pos));
     Insert(Tag(key), pos);
   }

@@ -172,8 +172,6 @@ TEST(TaskTableTest, AJobsTableIsKeyedByUid) {
   EXPECT_EQ(table.find("uid-t9")->second.priority, 9);
 }
 
-// Thousands of random adds, erasures, replacements and copies against std::map: long probe
-// runs, backward-shift deletion across the index's wrap, growth and shrinking all happen.
 // One entry keeps no index (api/keyed_table_impl.h): lookups, copies, renaming and erasure
 // work without it, and a second entry indexes the first.
 TEST(TaskTableTest, ASmallTableWorksWithoutAnIndexAndIndexesWhenItGrows) {
@@ -202,6 +200,8 @@ TEST(TaskTableTest, ASmallTableWorksWithoutAnIndexAndIndexesWhenItGrows) {
   ExpectSame(copy, {{"ns/a", 1}});  // the copy is its own
 }
 
+// Thousands of random adds, erasures, replacements and copies against std::map: long probe
+// runs, backward-shift deletion across the index's wrap, growth and shrinking all happen.
 TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
   std::mt19937 rng(12345);
   TaskTable table;
