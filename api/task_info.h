@@ -63,7 +63,7 @@ struct HostPort {
 // one word, and every copy of a task holds one.
 struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_counter> {
   // uid, name and namespace are read from the pod (not copied).
-  const std::string& uid() const { return pod->metadata.uid; }
+  const ShortString& uid() const { return pod->metadata.uid; }
   const std::string& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }
 
@@ -140,7 +140,7 @@ struct TaskInfo {
   // The request (TaskMeta::resreq). A task whose request changes is a new pod version, so a
   // new TaskMeta: the request cannot be changed on one copy of a task.
   const Resource& resreq() const { return meta->resreq; }
-  const std::string& uid() const { return meta->uid(); }
+  const ShortString& uid() const { return meta->uid(); }
   const std::string& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }
   std::string_view key() const { return meta->key; }

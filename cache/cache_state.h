@@ -165,8 +165,8 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
   // deleted-jobs queue: the object the JobInfo holds while it is current, not a copy of its
   // 36-character UID (80 bytes a job).
   std::shared_ptr<const k8s::PodGroup> last_pod_group;
-  const std::string& pg_uid() const {
-    static const std::string kNone;
+  const ShortString& pg_uid() const {
+    static const ShortString kNone;
     return last_pod_group != nullptr ? last_pod_group->metadata.uid : kNone;
   }
 };
@@ -175,7 +175,7 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
 // TaskMeta rather than copied (two strings per task less).
 struct TaskLoc {
   TaskMetaPtr meta;
-  const std::string& uid() const { return meta->uid(); }
+  const ShortString& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job.get(); }
   // Keyed by the task's "namespace/name" (api/keyed_table.h).
   static std::string_view TableKey(const TaskLoc& l, uint8_t) { return l.meta->key; }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -532,15 +533,10 @@ class Reader {
 //
 // Each reads the value of a member the reference reads with Get(): null leaves *out alone.
 
-bool ReadStr(Reader& r, std::string* out) {
-  if (r.Null()) return true;
-  std::string_view v;
-  if (!r.Value(&v)) return false;
-  out->assign(v);
-  return true;
-}
-
-bool ReadStr(Reader& r, Interned* out) {
+// A string field, whatever its type (std::string, ShortString, Interned).
+template <class S>
+requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> ||
+         std::is_same_v<S, Interned>) bool ReadStr(Reader& r, S* out) {
   if (r.Null()) return true;
   std::string_view v;
   if (!r.Value(&v)) return false;
@@ -632,10 +628,10 @@ bool ReadStringMap(Reader& r, StringMap* out) {
   if (r.Null()) return true;
   PlainStringMap m;
   const bool ok = r.Obj([&](std::string_view k) {
-    std::string key(k);
+    const Interned key(k);  // before the value is read: `k` may view scratch space it reuses
     std::string value;
     if (!ReadStr(r, &value)) return false;  // null is an empty value, as in the reference
-    m.insert_or_assign(m.end(), std::move(key), std::move(value));
+    m.insert_or_assign(m.end(), key, std::move(value));
     return true;
   });
   if (!ok) return false;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -142,13 +143,10 @@ const json* Find(const json& obj, std::string_view key) {
 
 // ----------------------------------------------------------------------- scalar values
 
-Status Conv(const Ctx& c, const json& v, const Path& p, std::string* out) {
-  if (!v.is_string()) return TypeError(c, p, "string", v);
-  *out = v.get_ref<const std::string&>();
-  return Status::Ok();
-}
-
-Status Conv(const Ctx& c, const json& v, const Path& p, Interned* out) {
+// A string field, whatever its type (std::string, ShortString, Interned).
+template <class S>
+requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> ||
+         std::is_same_v<S, Interned>) Status Conv(const Ctx& c, const json& v, const Path& p, S* out) {
   if (!v.is_string()) return TypeError(c, p, "string", v);
   *out = v.get_ref<const std::string&>();
   return Status::Ok();

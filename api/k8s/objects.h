@@ -21,9 +21,11 @@
 #include <variant>
 #include <vector>
 
+#include "api/inline_string.h"
 #include "api/k8s/boxed.h"
 #include "api/k8s/interned.h"
 #include "api/k8s/shared.h"
+#include "api/k8s/string_map.h"
 #include "api/quantity.h"
 
 namespace volcache::k8s {
@@ -77,8 +79,9 @@ class OptionalInt32 {
 };
 
 // Labels, annotations and selectors: a string map that copies of an object share (see
-// api/k8s/shared.h; `mut()` or `operator[]` to change one). PlainStringMap is the map itself.
-using PlainStringMap = std::map<std::string, std::string, std::less<>>;
+// api/k8s/shared.h; `mut()` or `operator[]` to change one). PlainStringMap is the map itself,
+// sorted by key with the keys interned (api/k8s/string_map.h).
+using PlainStringMap = FlatStringMap;
 using StringMap = Shared<PlainStringMap>;
 // A ResourceList; names are kept verbatim, values parsed. Entries are sorted by name: the
 // decoder reads JSON objects as nlohmann::json (a sorted map), so document order is not seen.
@@ -96,8 +99,11 @@ struct OwnerReference {
 struct ObjectMeta {
   std::string name;
   Interned namespace_;  // empty for cluster-scoped objects; namespaces repeat (interned.h)
-  std::string uid;
-  std::string resource_version;
+  // 16 bytes each, half a std::string (api/inline_string.h): a resourceVersion is inline, a
+  // uid in a heap block as a std::string's. A pod is then 240 bytes, its make_shared block
+  // tcmalloc's 256-byte class (272 and 288 with the two as std::strings).
+  ShortString uid;
+  ShortString resource_version;
   int64_t generation = 0;
   TimeMs creation_timestamp = 0;
   OptionalInt64 deletion_timestamp;  // TimeMs
@@ -166,8 +172,8 @@ struct PodSpec {
   Shared<std::vector<Toleration>> tolerations;
 
   // What few pods set, behind one pointer that is null when all three are empty (a pod is
-  // then 272 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
-  // tcmalloc's 288-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
+  // then 240 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
+  // tcmalloc's 256-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
   // std::shared_ptr here and the flags beside the priority). Counted in place, like
   // k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which
   // first copies a block that another copy of the spec shares.
@@ -291,9 +297,10 @@ struct PodGroupSpec {
   Interned queue;
   Interned priority_class_name;
   ResourceList min_resources;
-  // Absent from almost every group: a pointer each (a PodGroup is 264 bytes, its make_shared
-  // block tcmalloc's 288-byte class; 368 and 384 with a std::optional and a std::vector
-  // here and the status conditions a std::vector).
+  // Absent from almost every group: a pointer each (a PodGroup is 232 bytes, its make_shared
+  // block tcmalloc's 256-byte class; 368 and 384 with a std::optional and a std::vector
+  // here and the status conditions a std::vector, with the metadata's uid and
+  // resourceVersion std::strings).
   Boxed<NetworkTopologySpec> network_topology;
   Shared<std::vector<SubGroupPolicy>> sub_group_policy;
 };

@@ -20,10 +20,10 @@ namespace {
 // A Shared field is one pointer (the block counts its holders): a decoded pod holds eight.
 static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
-// 272 bytes plus make_shared's 16-byte control block: tcmalloc's 288-byte class.
-static_assert(sizeof(Pod) <= 272);
-// 264 bytes plus the control block: tcmalloc's 288-byte class.
-static_assert(sizeof(PodGroup) <= 272);
+// 240 bytes plus make_shared's 16-byte control block: tcmalloc's 256-byte class.
+static_assert(sizeof(Pod) <= 240);
+// 232 bytes plus the control block: tcmalloc's 256-byte class.
+static_assert(sizeof(PodGroup) <= 240);
 static_assert(sizeof(Boxed<NetworkTopologySpec>) == sizeof(void*));
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {

@@ -1,0 +1,171 @@
+#pragma once
+// FlatStringMap: the string-to-string map of labels, annotations and selectors, as a sorted
+// vector of (key, value) pairs whose keys are Interned (api/k8s/interned.h): label and
+// annotation keys repeat from object to object ("app", "scheduling.k8s.io/group-name"), so a
+// key is one pointer into the process-wide table, not a 32-byte string with a heap block of
+// its own for the longer ones.
+//
+// An entry is 40 bytes in one array, where a std::map took a 96-byte node (and a heap block
+// for a key over 15 characters) per entry and 48 bytes of header: a pod's one group-name
+// annotation costs 72 bytes instead of 180 (docs/BENCHMARKS.md, session 21).
+//
+// It reads and writes as std::map<std::string, std::string> does, for the members the code
+// uses: find/count/contains/at with any string-like key, operator[], emplace, try_emplace,
+// insert_or_assign, insert, erase, ordered iteration (by key, as std::map: documents and
+// dumps come out in the same order). Lookups are binary searches; maps are small.
+// Differences: iterators are invalidated by every insertion and erasure (as a vector's), and
+// an entry's key is not const (do not assign it: the order would break).
+//
+// The intern table keeps every key it was given, so a stream of objects with ever-new keys
+// grows it; keys are bounded by the tools that write them in every cluster we know of.
+//
+// Thread-safety: a value type.
+
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
+#include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/k8s/interned.h"
+
+namespace volcache::k8s {
+
+class FlatStringMap {
+ public:
+  using key_type = Interned;
+  using mapped_type = std::string;
+  using value_type = std::pair<Interned, std::string>;
+  using size_type = size_t;
+  using Entries = std::vector<value_type>;
+  using iterator = Entries::iterator;
+  using const_iterator = Entries::const_iterator;
+  using reference = value_type&;
+  using const_reference = const value_type&;
+
+  FlatStringMap() = default;
+  // As std::map's: a repeated key keeps its first value.
+  FlatStringMap(std::initializer_list<value_type> il) {
+    entries_.reserve(il.size());
+    for (const value_type& e : il) emplace(e.first, e.second);
+  }
+  template <class It>
+  FlatStringMap(It first, It last) {
+    for (; first != last; ++first) emplace(first->first, first->second);
+  }
+
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+  const_iterator cbegin() const { return entries_.begin(); }
+  const_iterator cend() const { return entries_.end(); }
+  iterator begin() { return entries_.begin(); }
+  iterator end() { return entries_.end(); }
+  size_type size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  void clear() { entries_.clear(); }
+  void reserve(size_type n) { entries_.reserve(n); }
+
+  const_iterator find(std::string_view k) const {
+    auto it = LowerBound(k);
+    return it != entries_.end() && std::string_view(it->first) == k ? it : entries_.end();
+  }
+  iterator find(std::string_view k) {
+    auto it = LowerBound(k);
+    return it != entries_.end() && std::string_view(it->first) == k ? it : entries_.end();
+  }
+  size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
+  bool contains(std::string_view k) const { return find(k) != end(); }
+  // Throws std::out_of_range when absent, as std::map's.
+  const std::string& at(std::string_view k) const {
+    auto it = find(k);
+    if (it == entries_.end()) throw std::out_of_range("no key " + std::string(k));
+    return it->second;
+  }
+  std::string& at(std::string_view k) { return const_cast<std::string&>(std::as_const(*this).at(k)); }
+
+  std::string& operator[](std::string_view k) { return try_emplace(k).first->second; }
+
+  template <class... A>
+  std::pair<iterator, bool> try_emplace(std::string_view k, A&&... a) {
+    auto it = LowerBound(k);
+    if (it != entries_.end() && std::string_view(it->first) == k) return {it, false};
+    return {entries_.emplace(it, std::piecewise_construct, std::forward_as_tuple(k),
+                             std::forward_as_tuple(std::forward<A>(a)...)),
+            true};
+  }
+  template <class V>
+  std::pair<iterator, bool> emplace(std::string_view k, V&& v) {
+    return try_emplace(k, std::forward<V>(v));
+  }
+  std::pair<iterator, bool> insert(const value_type& e) { return try_emplace(e.first, e.second); }
+  template <class V>
+  std::pair<iterator, bool> insert_or_assign(std::string_view k, V&& v) {
+    auto [it, added] = try_emplace(k);
+    it->second = std::forward<V>(v);
+    return {it, added};
+  }
+  // For the decoders, whose keys come in order: appended without a search when `k` sorts
+  // after the last key. The iterator is a hint only (std::map's form), not read.
+  template <class V>
+  iterator insert_or_assign(const_iterator /*hint*/, const Interned& k, V&& v) {
+    if (entries_.empty() || std::string_view(entries_.back().first) < std::string_view(k)) {
+      entries_.emplace_back(k, std::forward<V>(v));
+      return entries_.end() - 1;
+    }
+    return insert_or_assign(std::string_view(k), std::forward<V>(v)).first;
+  }
+  template <class V>
+  iterator emplace_hint(const_iterator /*hint*/, const Interned& k, V&& v) {
+    if (entries_.empty() || std::string_view(entries_.back().first) < std::string_view(k)) {
+      entries_.emplace_back(k, std::forward<V>(v));
+      return entries_.end() - 1;
+    }
+    return try_emplace(std::string_view(k), std::forward<V>(v)).first;
+  }
+
+  size_type erase(std::string_view k) {
+    auto it = find(k);
+    if (it == entries_.end()) return 0;
+    entries_.erase(it);
+    return 1;
+  }
+  iterator erase(const_iterator it) { return entries_.erase(it); }
+
+  friend bool operator==(const FlatStringMap& a, const FlatStringMap& b) { return a.entries_ == b.entries_; }
+
+ private:
+  const_iterator LowerBound(std::string_view k) const {
+    return std::lower_bound(
+        entries_.begin(), entries_.end(), k,
+        [](const value_type& e, std::string_view key) { return std::string_view(e.first) < key; });
+  }
+  iterator LowerBound(std::string_view k) {
+    return entries_.begin() + (std::as_const(*this).LowerBound(k) - entries_.cbegin());
+  }
+
+  Entries entries_;
+};
+
+}  // namespace volcache::k8s
+
+// JSON: an object of strings (the form of labels and annotations in every document).
+NLOHMANN_JSON_NAMESPACE_BEGIN
+template <>
+struct adl_serializer<volcache::k8s::FlatStringMap, void> {
+  template <class Json>
+  static void to_json(Json& j, const volcache::k8s::FlatStringMap& m) {
+    j = Json::object();
+    for (const auto& [k, v] : m) j[k.str()] = v;
+  }
+  template <class Json>
+  static void from_json(const Json& j, volcache::k8s::FlatStringMap& m) {
+    m.clear();
+    for (auto it = j.begin(); it != j.end(); ++it)
+      m.insert_or_assign(it.key(), it->template get<std::string>());
+  }
+};
+NLOHMANN_JSON_NAMESPACE_END

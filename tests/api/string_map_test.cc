@@ -1,0 +1,132 @@
+// k8s::FlatStringMap, the map of labels, annotations and selectors: it must read and write as
+// the std::map it replaced (compared here, operation by operation, on random keys), keep its
+// keys interned, and come out of JSON and the decoders in key order.
+#include "api/k8s/string_map.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/k8s/decode_fast.h"
+#include "api/k8s/objects.h"
+
+namespace volcache::k8s {
+namespace {
+
+// Two of its entries in one array: the key one pointer, the value a std::string.
+static_assert(sizeof(FlatStringMap::value_type) == 40);
+
+std::vector<std::pair<std::string, std::string>> Entries(const FlatStringMap& m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : m) out.emplace_back(k.str(), v);
+  return out;
+}
+std::vector<std::pair<std::string, std::string>> Entries(const std::map<std::string, std::string>& m) {
+  return {m.begin(), m.end()};
+}
+
+TEST(FlatStringMapTest, ReadsAndWritesAsStdMap) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    FlatStringMap flat;
+    std::map<std::string, std::string> ref;
+    for (int op = 0; op < 40; ++op) {
+      const std::string key = "k" + std::to_string(rng() % 12);
+      const std::string value = "v" + std::to_string(rng() % 100);
+      switch (rng() % 6) {
+        case 0: {
+          auto [it, added] = flat.emplace(key, value);
+          auto [rit, radded] = ref.emplace(key, value);
+          ASSERT_EQ(added, radded);
+          ASSERT_EQ(it->second, rit->second);
+          break;
+        }
+        case 1: {
+          auto [it, added] = flat.insert_or_assign(key, value);
+          ASSERT_EQ(added, ref.insert_or_assign(key, value).second);
+          ASSERT_EQ(it->first, key);
+          break;
+        }
+        case 2:
+          flat[key] += value;
+          ref[key] += value;
+          break;
+        case 3:
+          ASSERT_EQ(flat.erase(key), ref.erase(key));
+          break;
+        case 4:
+          ASSERT_EQ(flat.try_emplace(key, value).second, ref.try_emplace(key, value).second);
+          break;
+        default:
+          ASSERT_EQ(flat.count(key), ref.count(key));
+          ASSERT_EQ(flat.contains(key), ref.contains(key));
+          if (ref.contains(key)) {
+            ASSERT_EQ(flat.at(key), ref.at(key));
+          } else {
+            ASSERT_EQ(flat.find(key), flat.end());
+            ASSERT_THROW((void)flat.at(key), std::out_of_range);
+          }
+      }
+      ASSERT_EQ(Entries(flat), Entries(ref)) << "round " << round << " op " << op;
+    }
+  }
+}
+
+TEST(FlatStringMapTest, KeysAreInternedAndARepeatedKeyKeepsItsFirstValue) {
+  FlatStringMap a = {{"zone", "a"}, {"app", "x"}, {"app", "y"}};
+  EXPECT_EQ(Entries(a), (std::vector<std::pair<std::string, std::string>>{{"app", "x"}, {"zone", "a"}}));
+  FlatStringMap b;
+  b["app"] = "other";
+  // One copy of the key for both maps.
+  EXPECT_EQ(&a.begin()->first.str(), &b.begin()->first.str());
+  EXPECT_NE(a, b);
+  b["app"] = "x";
+  b["zone"] = "a";
+  EXPECT_EQ(a, b);
+}
+
+TEST(FlatStringMapTest, HintedInsertsAppendInOrderAndSortOutOfOrder) {
+  FlatStringMap m;
+  m.insert_or_assign(m.end(), "b", "1");
+  m.insert_or_assign(m.end(), "d", "2");
+  m.insert_or_assign(m.end(), "a", "3");  // out of order: still sorted
+  m.emplace_hint(m.end(), "c", "4");
+  m.emplace_hint(m.end(), "c", "5");  // present: kept
+  m.insert_or_assign(m.end(), "d", "6");
+  EXPECT_EQ(Entries(m), (std::vector<std::pair<std::string, std::string>>{
+                            {"a", "3"}, {"b", "1"}, {"c", "4"}, {"d", "6"}}));
+}
+
+TEST(FlatStringMapTest, JsonIsAnObjectBothWays) {
+  const FlatStringMap m = {{"b", "2"}, {"a", "1"}};
+  const nlohmann::json j = m;
+  EXPECT_EQ(j.dump(), R"({"a":"1","b":"2"})");
+  EXPECT_EQ(j.get<FlatStringMap>(), m);
+  StringMap shared = m;
+  EXPECT_EQ(nlohmann::json(shared).dump(), R"({"a":"1","b":"2"})");
+}
+
+// Both decoders give the same map, in key order, whatever the document's order.
+TEST(FlatStringMapTest, DecodersReadLabelsAndAnnotationsInKeyOrder) {
+  const std::string doc = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u",
+    "labels":{"zone":"a","app":"x","tier":"t"},"annotations":{"scheduling.k8s.io/group-name":"g","a":null}},
+    "spec":{"containers":[{"name":"c"}]}})";
+  auto slow = DecodeObjectReference(doc);
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  Object fast;
+  ASSERT_TRUE(FastDecodeObject(doc, &fast));
+  for (const Pod* p : {&std::get<Pod>(*slow), &std::get<Pod>(fast)}) {
+    EXPECT_EQ(Entries(p->metadata.labels),
+              (std::vector<std::pair<std::string, std::string>>{{"app", "x"}, {"tier", "t"}, {"zone", "a"}}));
+    EXPECT_EQ(Entries(p->metadata.annotations), (std::vector<std::pair<std::string, std::string>>{
+                                                    {"a", ""}, {"scheduling.k8s.io/group-name", "g"}}));
+  }
+}
+
+}  // namespace
+}  // namespace volcache::k8s
