@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -334,6 +336,42 @@ TEST(CompactTest, SharedKeysOfOneJobAreOneBlock) {
   std::thread t([&g] { g = InternSharedKey("ns-a", "job-1"); });
   t.join();
   EXPECT_TRUE(g.SameBlock(a));
+}
+
+// The table under churn: many entries at once (it grows), released in a random order (each
+// erase moves later entries of its probe run back), every survivor still found by value.
+TEST(CompactTest, TableFindsEverySurvivorAfterRandomReleases) {
+  const size_t before = CompactTableEntries();
+  std::mt19937 rng(11);
+  std::vector<Shared<std::string>> held;
+  std::vector<std::string> values;
+  for (int i = 0; i < 6000; ++i) {
+    values.push_back("churn/" + std::to_string(i));
+    held.push_back(InternShared(values.back()));
+  }
+  EXPECT_EQ(CompactTableEntries(), before + held.size());
+  for (int round = 0; round < 4; ++round) {
+    std::vector<size_t> order(held.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    size_t alive = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k % 3 != 0) held[order[k]] = Shared<std::string>();  // two thirds released
+    }
+    for (size_t i = 0; i < held.size(); ++i) {
+      Shared<std::string> again = InternShared(values[i]);
+      if (held[i].empty()) {
+        held[i] = again;  // a new entry, for the next round
+      } else {
+        ASSERT_TRUE(again.SameBlock(held[i])) << values[i] << " round " << round;
+        ++alive;
+      }
+    }
+    EXPECT_GT(alive, 0u);
+    EXPECT_EQ(CompactTableEntries(), before + held.size());
+  }
+  held.clear();
+  EXPECT_EQ(CompactTableEntries(), before);
 }
 
 TEST(InternedTest, EqualValuesAreOneCopy) {
