@@ -83,6 +83,10 @@ class InlineChars {
   std::string str() const { return std::string(view()); }
   operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
   const char* c_str() const { return data(); }
+  // As std::string's (a copy); view().substr for a view.
+  std::string substr(size_t pos, size_t n = std::string::npos) const {
+    return std::string(view().substr(pos, n));
+  }
   // True when the characters are held in the object itself (no heap block).
   bool is_inline() const { return !on_heap(); }
 

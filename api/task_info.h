@@ -64,7 +64,7 @@ struct HostPort {
 struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_counter> {
   // uid, name and namespace are read from the pod (not copied).
   const ShortString& uid() const { return pod->metadata.uid; }
-  const std::string& name() const { return pod->metadata.name; }
+  const ShortString& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }
 
   // namespace/name. An InlineString: the keys of most pods (up to 30 characters) need no
@@ -141,7 +141,7 @@ struct TaskInfo {
   // new TaskMeta: the request cannot be changed on one copy of a task.
   const Resource& resreq() const { return meta->resreq; }
   const ShortString& uid() const { return meta->uid(); }
-  const std::string& name() const { return meta->name(); }
+  const ShortString& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }
   std::string_view key() const { return meta->key; }
   const std::string& job() const { return meta->job.get(); }

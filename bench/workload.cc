@@ -123,7 +123,7 @@ Workload BuildWorkload(const Shape& shape, uint64_t seed) {
       if (running[j]) {
         int node = gpu ? gpu_nodes[next_gpu_node++ % gpu_nodes.size()]
                        : static_cast<int>(next_cpu_node++ % shape.nodes);
-        p->spec.node_name = w.nodes[node]->metadata.name;
+        p->spec.node_name = w.nodes[node]->metadata.name.view();
         p->status.phase = "Running";
       } else {
         p->status.phase = "Pending";

@@ -101,7 +101,7 @@ std::string ObjectPath(ResourceKind kind, std::string_view ns, std::string_view 
 }
 
 std::string StoreKey(const k8s::ObjectMeta& meta) {
-  return meta.namespace_.empty() ? meta.name : meta.namespace_ + "/" + meta.name;
+  return meta.namespace_.empty() ? meta.name.str() : meta.namespace_ + "/" + meta.name;
 }
 
 Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler,

@@ -73,8 +73,9 @@ const std::string& HashRing::Owner(std::string_view key) const {
   return members_[it->member];
 }
 
-const std::string& ShardKey(const k8s::ObjectMeta& meta) {
-  return meta.owner_references.empty() ? meta.name : meta.owner_references.front().name;
+std::string_view ShardKey(const k8s::ObjectMeta& meta) {
+  return meta.owner_references.empty() ? meta.name.view()
+                                       : std::string_view(meta.owner_references.front().name);
 }
 
 Result<std::optional<ShardConfig>> ResolveShard(const ShardSettings& s) {

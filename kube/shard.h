@@ -54,7 +54,7 @@ class HashRing {
 };
 
 // The key an object is hashed by: its first owner reference's name, else its name.
-const std::string& ShardKey(const k8s::ObjectMeta& meta);
+std::string_view ShardKey(const k8s::ObjectMeta& meta);
 
 // Raw settings as given: environment (Volcano's names) and `serve` flags; a flag, when
 // given, wins over its variable.

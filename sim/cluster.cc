@@ -16,7 +16,7 @@ namespace volcache::sim {
 namespace {
 
 std::string Key(const k8s::ObjectMeta& m) {
-  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+  return m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name;
 }
 
 int64_t WallMs(const Clock& clock) {

@@ -167,7 +167,7 @@ Status CheckNotNegative(const k8s::ResourceList& list, const std::string& where)
 
 Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
   auto id = [](const k8s::ObjectMeta& m) {
-    return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+    return m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name;
   };
   std::vector<std::pair<const k8s::ResourceList*, std::string>> fields;
   if (const auto* p = std::get_if<k8s::Pod>(&obj)) {

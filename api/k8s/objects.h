@@ -97,11 +97,12 @@ struct OwnerReference {
 };
 
 struct ObjectMeta {
-  std::string name;
+  // Name, uid and resourceVersion: 16 bytes each, half a std::string (api/inline_string.h).
+  // A resourceVersion and a name of up to 14 characters are inline; a longer name and a uid
+  // take a heap block, as a std::string's. A pod is then 224 bytes, its make_shared block
+  // tcmalloc's 240-byte class (272 and 288 with the three as std::strings).
+  ShortString name;
   Interned namespace_;  // empty for cluster-scoped objects; namespaces repeat (interned.h)
-  // 16 bytes each, half a std::string (api/inline_string.h): a resourceVersion is inline, a
-  // uid in a heap block as a std::string's. A pod is then 240 bytes, its make_shared block
-  // tcmalloc's 256-byte class (272 and 288 with the two as std::strings).
   ShortString uid;
   ShortString resource_version;
   int64_t generation = 0;
@@ -172,8 +173,8 @@ struct PodSpec {
   Shared<std::vector<Toleration>> tolerations;
 
   // What few pods set, behind one pointer that is null when all three are empty (a pod is
-  // then 240 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
-  // tcmalloc's 256-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
+  // then 224 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
+  // tcmalloc's 240-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
   // std::shared_ptr here and the flags beside the priority). Counted in place, like
   // k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which
   // first copies a block that another copy of the spec shares.
@@ -297,9 +298,9 @@ struct PodGroupSpec {
   Interned queue;
   Interned priority_class_name;
   ResourceList min_resources;
-  // Absent from almost every group: a pointer each (a PodGroup is 232 bytes, its make_shared
-  // block tcmalloc's 256-byte class; 368 and 384 with a std::optional and a std::vector
-  // here and the status conditions a std::vector, with the metadata's uid and
+  // Absent from almost every group: a pointer each (a PodGroup is 216 bytes, its make_shared
+  // block tcmalloc's 240-byte class; 368 and 384 with a std::optional and a std::vector
+  // here and the status conditions a std::vector, with the metadata's name, uid and
   // resourceVersion std::strings).
   Boxed<NetworkTopologySpec> network_topology;
   Shared<std::vector<SubGroupPolicy>> sub_group_policy;

@@ -22,10 +22,10 @@ namespace {
 // A Shared field is one pointer (the block counts its holders): a decoded pod holds eight.
 static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
-// 240 bytes plus make_shared's 16-byte control block: tcmalloc's 256-byte class.
-static_assert(sizeof(Pod) <= 240);
-// 232 bytes plus the control block: tcmalloc's 256-byte class.
-static_assert(sizeof(PodGroup) <= 240);
+// 224 bytes plus make_shared's 16-byte control block: tcmalloc's 240-byte class.
+static_assert(sizeof(Pod) <= 224);
+// 216 bytes plus the control block: tcmalloc's 240-byte class.
+static_assert(sizeof(PodGroup) <= 224);
 static_assert(sizeof(Boxed<NetworkTopologySpec>) == sizeof(void*));
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {

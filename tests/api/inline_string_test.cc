@@ -93,6 +93,8 @@ TYPED_TEST(InlineCharsTest, ReadsAsTheStringItReplaced) {
   EXPECT_EQ("x/" + short_one, "x/42");
   EXPECT_EQ(std::string("a") + short_one + 'b', "a42b");
   EXPECT_EQ(fmt::format("[{}]", short_one), "[42]");
+  EXPECT_EQ(s.substr(0, 4), "0c7a");
+  EXPECT_EQ(s.substr(33), "d2e");
   std::ostringstream os;
   os << s;
   EXPECT_EQ(os.str(), uid);
