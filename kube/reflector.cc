@@ -100,10 +100,6 @@ std::string ObjectPath(ResourceKind kind, std::string_view ns, std::string_view 
   return fmt::format("{}/{}", CollectionPath(kind, ns), name);
 }
 
-std::string StoreKey(const k8s::ObjectMeta& meta) {
-  return meta.namespace_.empty() ? meta.name.str() : meta.namespace_ + "/" + meta.name;
-}
-
 Reflector::Reflector(ResourceKind kind, RestClient* client, ReflectorHandler* handler,
                      ReflectorOptions options)
     : kind_(kind),
@@ -432,7 +428,7 @@ Status Reflector::ListAndReplace(int* http_status, bool* not_served) {
   std::unordered_set<std::string> seen;
   if (!first) seen.reserve(items.size());
   for (ObjectPtr& obj : items) {
-    if (!first) seen.insert(StoreKey(k8s::MetaOf(*obj)));
+    if (!first) seen.insert(k8s::ObjectKey(k8s::MetaOf(*obj)));
     ApplyUpsert(std::move(obj));
   }
   std::vector<ObjectPtr> gone;
@@ -467,7 +463,7 @@ Status Reflector::ListAndReplace(int* http_status, bool* not_served) {
 }
 
 void Reflector::ApplyUpsert(ObjectPtr obj) {
-  const std::string key = StoreKey(k8s::MetaOf(*obj));
+  const std::string key = k8s::ObjectKey(k8s::MetaOf(*obj));
   ObjectPtr old;
   {
     MutexLock lock(&mu_);
@@ -484,7 +480,7 @@ void Reflector::ApplyUpsert(ObjectPtr obj) {
 }
 
 void Reflector::ApplyDelete(ObjectPtr obj) {
-  const std::string key = StoreKey(k8s::MetaOf(*obj));
+  const std::string key = k8s::ObjectKey(k8s::MetaOf(*obj));
   {
     MutexLock lock(&mu_);
     store_.erase(key);

@@ -85,8 +85,6 @@ const ResourceInfo& Info(ResourceKind kind);
 std::string CollectionPath(ResourceKind kind, std::string_view ns = {});
 // The object path, e.g. "/api/v1/namespaces/ns/pods/name".
 std::string ObjectPath(ResourceKind kind, std::string_view ns, std::string_view name);
-// "namespace/name" or "name" (cluster-scoped).
-std::string StoreKey(const k8s::ObjectMeta& meta);
 
 using ObjectPtr = std::shared_ptr<const k8s::Object>;
 

@@ -15,10 +15,6 @@ namespace volcache::sim {
 
 namespace {
 
-std::string Key(const k8s::ObjectMeta& m) {
-  return m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name;
-}
-
 int64_t WallMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
 }
@@ -70,8 +66,8 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
 
   // The watch: schedules delivery of one event (or loses it until the next relist).
   void EmitLocked(EventType type, k8s::Object obj) REQUIRES(mu) {
-    const std::string key =
-        std::string(k8s::KindOf(obj)) + ":" + std::visit([](const auto& o) { return Key(o.metadata); }, obj);
+    const std::string key = std::string(k8s::KindOf(obj)) + ":" +
+                            std::visit([](const auto& o) { return k8s::ObjectKey(o.metadata); }, obj);
     ++stats.events_emitted;
     if (Roll(options.watch_drop_rate)) {
       ++stats.events_dropped;
@@ -114,7 +110,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   void PutPodLocked(std::shared_ptr<k8s::Pod> pod, EventType type) REQUIRES(mu) {
     pod->metadata.resource_version = NextRv();
     k8s::Pod copy = *pod;
-    pods_of_job[JobOf(copy)].insert(Key(copy.metadata));
+    pods_of_job[JobOf(copy)].insert(k8s::ObjectKey(copy.metadata));
     store.PutPod(std::move(pod));
     EmitLocked(type, std::move(copy));
   }
@@ -206,7 +202,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   void DeletePodLocked(const k8s::Pod& pod) REQUIRES(mu) {
     const std::string job = JobOf(pod);
     if (auto it = pods_of_job.find(job); it != pods_of_job.end()) {
-      it->second.erase(Key(pod.metadata));
+      it->second.erase(k8s::ObjectKey(pod.metadata));
       if (it->second.empty()) pods_of_job.erase(it);
     }
     store.DeletePod(pod.metadata.namespace_, pod.metadata.name);
@@ -262,7 +258,7 @@ void SimCluster::Load(const SimWorkload& w) {
   }
   for (const auto& hn : w.hypernodes) s.EmitLocked(EventType::kAdd, *hn);
   for (const auto& job : w.jobs) {
-    const std::string key = Key(job.pod_group->metadata);
+    const std::string key = k8s::ObjectKey(job.pod_group->metadata);
     s.job_specs[key] = job;
     ++s.arrivals_pending;
     s.After(job.submit, [key](State& st) {
@@ -357,7 +353,7 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
   pod->metadata.deletion_timestamp = WallMs(*s.clock);
   pod->status.conditions.push_back(
       {"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
-  const std::string key = Key(pod->metadata);
+  const std::string key = k8s::ObjectKey(pod->metadata);
   const bool was_running = pod->status.phase == "Running";
   s.PutPodLocked(pod, EventType::kUpdate);
   ++s.stats.evictions;
@@ -411,7 +407,7 @@ Status SimCluster::UpdatePodCondition(const k8s::Pod& target, const k8s::PodCond
 Status SimCluster::UpdatePodGroup(const k8s::PodGroup& pg) {
   State& s = *state_;
   MutexLock lock(&s.mu);
-  auto it = s.pod_groups.find(Key(pg.metadata));
+  auto it = s.pod_groups.find(k8s::ObjectKey(pg.metadata));
   if (it == s.pod_groups.end())
     return Status::NotFound(fmt::format("podgroups \"{}\" not found", pg.metadata.name));
   it->second.status = pg.status;

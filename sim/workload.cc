@@ -166,12 +166,9 @@ Status CheckNotNegative(const k8s::ResourceList& list, const std::string& where)
 }
 
 Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
-  auto id = [](const k8s::ObjectMeta& m) {
-    return m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name;
-  };
   std::vector<std::pair<const k8s::ResourceList*, std::string>> fields;
   if (const auto* p = std::get_if<k8s::Pod>(&obj)) {
-    const std::string who = fmt::format("{}: Pod {}: spec.", path, id(p->metadata));
+    const std::string who = fmt::format("{}: Pod {}: spec.", path, k8s::ObjectKey(p->metadata));
     for (const char* kind : {"containers", "initContainers"}) {
       const auto& list =
           std::string_view(kind) == "containers" ? p->spec.containers : p->spec.init_containers;
@@ -182,17 +179,17 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
     }
     fields.emplace_back(&p->spec.overhead(), who + "overhead");
   } else if (const auto* n = std::get_if<k8s::Node>(&obj)) {
-    const std::string who = fmt::format("{}: Node {}: status.", path, id(n->metadata));
+    const std::string who = fmt::format("{}: Node {}: status.", path, k8s::ObjectKey(n->metadata));
     fields.emplace_back(&n->status.capacity.get(), who + "capacity");
     fields.emplace_back(&n->status.allocatable.get(), who + "allocatable");
   } else if (const auto* q = std::get_if<k8s::Queue>(&obj)) {
-    const std::string who = fmt::format("{}: Queue {}: spec.", path, id(q->metadata));
+    const std::string who = fmt::format("{}: Queue {}: spec.", path, k8s::ObjectKey(q->metadata));
     fields.emplace_back(&q->spec.capability, who + "capability");
     fields.emplace_back(&q->spec.deserved, who + "deserved");
     fields.emplace_back(&q->spec.guarantee, who + "guarantee.resource");
   } else if (const auto* pg = std::get_if<k8s::PodGroup>(&obj)) {
-    fields.emplace_back(&pg->spec.min_resources,
-                        fmt::format("{}: PodGroup {}: spec.minResources", path, id(pg->metadata)));
+    fields.emplace_back(&pg->spec.min_resources, fmt::format("{}: PodGroup {}: spec.minResources", path,
+                                                             k8s::ObjectKey(pg->metadata)));
   }
   for (const auto& [list, where] : fields) {
     if (Status s = CheckNotNegative(*list, where); !s.ok()) return s;

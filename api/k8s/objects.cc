@@ -62,6 +62,10 @@ const ObjectMeta& MetaOf(const Object& obj) {
   return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, obj);
 }
 
+std::string ObjectKey(const ObjectMeta& meta) {
+  return meta.namespace_.empty() ? meta.name.str() : meta.namespace_ + "/" + meta.name;
+}
+
 std::string DescribeObject(const Object& obj) {
   const ObjectMeta& meta = MetaOf(obj);
   std::string out(KindOf(obj));

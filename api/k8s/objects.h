@@ -405,6 +405,8 @@ using Object =
 // Unstructured kind.
 std::string_view KindOf(const Object& obj);
 const ObjectMeta& MetaOf(const Object& obj);
+// "<namespace>/<name>", or the name alone for a cluster-scoped object: how stores key objects.
+std::string ObjectKey(const ObjectMeta& meta);
 // "<kind> <namespace>/<name>" or "<kind> <name>": how errors name an object.
 std::string DescribeObject(const Object& obj);
 

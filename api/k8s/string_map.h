@@ -74,8 +74,7 @@ class FlatStringMap {
     return it != entries_.end() && std::string_view(it->first) == k ? it : entries_.end();
   }
   iterator find(std::string_view k) {
-    auto it = LowerBound(k);
-    return it != entries_.end() && std::string_view(it->first) == k ? it : entries_.end();
+    return entries_.begin() + (std::as_const(*this).find(k) - entries_.cbegin());
   }
   size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
   bool contains(std::string_view k) const { return find(k) != end(); }
@@ -112,18 +111,12 @@ class FlatStringMap {
   // after the last key. The iterator is a hint only (std::map's form), not read.
   template <class V>
   iterator insert_or_assign(const_iterator /*hint*/, const Interned& k, V&& v) {
-    if (entries_.empty() || std::string_view(entries_.back().first) < std::string_view(k)) {
-      entries_.emplace_back(k, std::forward<V>(v));
-      return entries_.end() - 1;
-    }
+    if (SortsLast(k)) return entries_.emplace(entries_.end(), k, std::forward<V>(v));
     return insert_or_assign(std::string_view(k), std::forward<V>(v)).first;
   }
   template <class V>
   iterator emplace_hint(const_iterator /*hint*/, const Interned& k, V&& v) {
-    if (entries_.empty() || std::string_view(entries_.back().first) < std::string_view(k)) {
-      entries_.emplace_back(k, std::forward<V>(v));
-      return entries_.end() - 1;
-    }
+    if (SortsLast(k)) return entries_.emplace(entries_.end(), k, std::forward<V>(v));
     return try_emplace(std::string_view(k), std::forward<V>(v)).first;
   }
 
@@ -138,6 +131,10 @@ class FlatStringMap {
   friend bool operator==(const FlatStringMap& a, const FlatStringMap& b) { return a.entries_ == b.entries_; }
 
  private:
+  // Whether `k` sorts after every key held: the hinted inserts then append it.
+  bool SortsLast(std::string_view k) const {
+    return entries_.empty() || std::string_view(entries_.back().first) < k;
+  }
   const_iterator LowerBound(std::string_view k) const {
     return std::lower_bound(
         entries_.begin(), entries_.end(), k,

@@ -51,7 +51,7 @@ class RecordingHandler : public ReflectorHandler {
   bool Has(const std::string& entry) const { return Count(entry) > 0; }
 
  private:
-  static std::string Key(const ObjectPtr& obj) { return StoreKey(k8s::MetaOf(*obj)); }
+  static std::string Key(const ObjectPtr& obj) { return k8s::ObjectKey(k8s::MetaOf(*obj)); }
   void Log(std::string s) {
     std::lock_guard<std::mutex> lock(mu_);
     log_.push_back(std::move(s));
