@@ -67,11 +67,13 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   ns_ = pg->metadata.namespace_;
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
-  task_min_available_ = pg->spec.min_task_member;
-  if (pg->spec.min_resources.empty()) {
-    min_resources_.reset();
+  if (pg->spec.min_task_member.empty() && pg->spec.min_resources.empty()) {
+    gang_.reset();
   } else {
-    min_resources_ = std::move(min_resources).value();
+    auto gang = boost::intrusive_ptr<GangSpec>(new GangSpec());
+    gang->task_min_available = pg->spec.min_task_member;
+    gang->min_resources = std::move(min_resources).value();
+    gang_ = std::move(gang);
   }
   creation_timestamp_ = pg->metadata.creation_timestamp;
   phase_ = pg->status.phase;
@@ -83,6 +85,11 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     tasks_.reserve(std::min<size_t>(static_cast<size_t>(min_available_), kTasksReservedAtMost));
   ++generation_;
   return Status::Ok();
+}
+
+const std::map<std::string, int32_t, std::less<>>& JobInfo::task_min_available() const {
+  static const std::map<std::string, int32_t, std::less<>> kNone;
+  return gang_ != nullptr ? gang_->task_min_available.get() : kNone;
 }
 
 std::string_view JobInfo::name() const {

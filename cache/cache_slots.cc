@@ -78,10 +78,18 @@ void SchedulerCache::Impl::EraseNodeSlot(const std::string& name) {
   LogRemoval(true, name);
 }
 
+const ShortString& SchedulerCache::Impl::PodGroupUid(const JobSlot& s) const {
+  if (const auto& pg = s.info->pod_group()) return pg->metadata.uid;
+  static const ShortString kNone;
+  auto it = departed_pod_groups.find(s.id.get());
+  return it != departed_pod_groups.end() ? it->second : kNone;
+}
+
 void SchedulerCache::Impl::EraseJobSlot(const JobId& id) {
   auto it = jobs.find(id);
   if (it == jobs.end()) return;
   job_log.Erase(it->second);
+  departed_pod_groups.erase(it->first);
   LogRemoval(false, id);  // first: `id` may be the slot's own
   jobs.erase(it);
 }

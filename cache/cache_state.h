@@ -161,14 +161,6 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
   // The job's id (interned, the string its JobInfo and tasks hold), which `jobs` keys by view:
   // a std::string key took 32 bytes of the map's node and, past 15 characters, a heap block.
   k8s::Shared<std::string> id;
-  // The current or last PodGroup (null if it never had one), whose UID names the job in the
-  // deleted-jobs queue: the object the JobInfo holds while it is current, not a copy of its
-  // 36-character UID (80 bytes a job).
-  std::shared_ptr<const k8s::PodGroup> last_pod_group;
-  const ShortString& pg_uid() const {
-    static const ShortString kNone;
-    return last_pod_group != nullptr ? last_pod_group->metadata.uid : kNone;
-  }
 };
 
 // Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared
@@ -211,6 +203,14 @@ struct SchedulerCache::Impl {
   // generation slot.gen.
   std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
   std::unordered_map<std::string_view, JobSlot> jobs GUARDED_BY(mu);  // keys view JobSlot::id
+  // The UID of the PodGroup a job last had, for the jobs whose PodGroup was deleted while
+  // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
+  // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job; a
+  // slot's map node is then 112 bytes, not 128).
+  std::unordered_map<std::string_view, ShortString> departed_pod_groups
+      GUARDED_BY(mu);  // keys view JobSlot::id
+  // The job's PodGroup's UID, or its last one's; "" if it never had one.
+  const ShortString& PodGroupUid(const JobSlot& s) const REQUIRES(mu);
   ChangeLog<NodeInfo> node_log GUARDED_BY(mu);
   ChangeLog<JobInfo> job_log GUARDED_BY(mu);
   struct Removal {

@@ -239,6 +239,17 @@ Status SchedulerCache::CheckInvariants() const {
     ExpectEqual(v, "job " + id + " allocated", job.allocated(), allocated);
     ExpectEqual(v, "job " + id + " totalRequest", job.total_request(), total);
   }
+  // A departed PodGroup's UID is kept for a job that lives on without it, and only then.
+  for (const auto& [id, pg_uid] : m.departed_pod_groups) {
+    auto j = m.jobs.find(id);
+    if (j == m.jobs.end()) {
+      v.push_back(
+          fmt::format("departed PodGroup {} names job {}, which is not in the cache", pg_uid.str(), id));
+    } else if (j->second.info->pod_group() != nullptr) {
+      v.push_back(fmt::format("job {} has PodGroup {} and a departed one, {}", id,
+                              j->second.info->pod_group()->metadata.uid.str(), pg_uid.str()));
+    }
+  }
   for (const auto& [key, t] : m.jobless) check_task("no job", t);
   if (indexed != m.task_index.size()) {
     v.push_back("task index holds " + std::to_string(m.task_index.size()) + " tasks, jobs hold " +

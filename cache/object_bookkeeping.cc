@@ -59,7 +59,7 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
     uint64_t g = w.generation();
     w = std::move(trial);
     w.set_generation(g);
-    it->second.last_pod_group = pg;
+    departed_pod_groups.erase(it->first);
     return Status::Ok();
   }
   k8s::Shared<std::string> key = k8s::InternShared(id);  // once, for the job and its slot
@@ -70,7 +70,6 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
   uint64_t g = s.info->generation();
   *s.info = std::move(fresh);
   s.info->set_generation(g);
-  s.last_pod_group = pg;
   return Status::Ok();
 }
 

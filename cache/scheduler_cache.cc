@@ -204,8 +204,10 @@ Status SchedulerCache::DeletePodGroup(const k8s::PodGroup& pg) {
   if (it == impl_->jobs.end() || !it->second.info->pod_group()) {
     return Count(impl_->counters, Status::NotFound("PodGroup " + id + ": not in the cache"));
   }
+  const ShortString pg_uid = it->second.info->pod_group()->metadata.uid;
   impl_->WritableJob(it->second).UnsetPodGroup();
-  deleted_jobs_->Add(id + "/" + it->second.pg_uid());
+  impl_->departed_pod_groups.insert_or_assign(it->first, pg_uid);
+  deleted_jobs_->Add(id + "/" + pg_uid);
   return Count(impl_->counters, Status::Ok());
 }
 
@@ -554,7 +556,7 @@ Status SchedulerCache::CleanupJob(const std::string& key) {
   const std::string pg_uid = key.substr(pos + 1);
   MutexLock lock(&impl_->mu);
   auto it = impl_->jobs.find(id);
-  if (it == impl_->jobs.end() || it->second.pg_uid() != pg_uid || it->second.info->pod_group()) {
+  if (it == impl_->jobs.end() || impl_->PodGroupUid(it->second) != pg_uid || it->second.info->pod_group()) {
     return Status::Ok();  // gone, or re-created with another PodGroup: nothing to do
   }
   if (!it->second.info->tasks().empty()) {

@@ -104,7 +104,7 @@ void SchedulerCache::Impl::RemoveTaskLocked(const std::string& key, bool queue_e
     Status s = job.DeleteTask(task.uid());
     VC_CHECK(s.ok(), "removing task " + key + " from job: " + s.ToString());
     if (queue_empty_job && job.tasks().empty() && !job.pod_group()) {
-      self->deleted_jobs_->Add(job.uid() + "/" + j->second.pg_uid());
+      self->deleted_jobs_->Add(job.uid() + "/" + PodGroupUid(j->second));
     }
   }
   task_index.erase(it);
@@ -122,7 +122,7 @@ Status SchedulerCache::Impl::ReplaceTaskLocked(const std::string& key, const Tas
   if (!old_job.empty() && old_job != task.job()) {
     if (auto j = jobs.find(old_job);
         j != jobs.end() && j->second.info->tasks().empty() && !j->second.info->pod_group()) {
-      self->deleted_jobs_->Add(old_job + "/" + j->second.pg_uid());
+      self->deleted_jobs_->Add(old_job + "/" + PodGroupUid(j->second));
     }
   }
   return Status::Ok();

@@ -188,8 +188,8 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
     fields.emplace_back(&q->spec.deserved, who + "deserved");
     fields.emplace_back(&q->spec.guarantee, who + "guarantee.resource");
   } else if (const auto* pg = std::get_if<k8s::PodGroup>(&obj)) {
-    fields.emplace_back(&pg->spec.min_resources, fmt::format("{}: PodGroup {}: spec.minResources", path,
-                                                             k8s::ObjectKey(pg->metadata)));
+    fields.emplace_back(&pg->spec.min_resources.get(), fmt::format("{}: PodGroup {}: spec.minResources", path,
+                                                                   k8s::ObjectKey(pg->metadata)));
   }
   for (const auto& [list, where] : fields) {
     if (Status s = CheckNotNegative(*list, where); !s.ok()) return s;

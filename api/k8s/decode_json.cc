@@ -648,7 +648,10 @@ Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
           spec.sub_group_policy.push_back(std::move(g));
           return Status::Ok();
         }));
-        return Get(c, s, p, "minResources", &spec.min_resources);
+        ResourceList min_resources;
+        VC_RETURN_IF_ERROR(Get(c, s, p, "minResources", &min_resources));
+        spec.min_resources = std::move(min_resources);  // no block when empty
+        return Status::Ok();
       },
       [&](const json& s, const Path& p) {
         PodGroupStatus& st = pg->status;

@@ -188,7 +188,7 @@ json J(const PodGroup& pg) {
             {"min_task_member", mtm},
             {"queue", pg.spec.queue},
             {"priority_class_name", pg.spec.priority_class_name},
-            {"min_resources", J(pg.spec.min_resources)},
+            {"min_resources", J(pg.spec.min_resources.get())},
             {"network_topology", TopologyJson(pg.spec.network_topology)},
             {"sub_group_policy", SubGroupsJson(pg.spec.sub_group_policy)}}},
           {"status",

@@ -24,8 +24,8 @@ static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
 // 224 bytes plus make_shared's 16-byte control block: tcmalloc's 240-byte class.
 static_assert(sizeof(Pod) <= 224);
-// 216 bytes plus the control block: tcmalloc's 240-byte class.
-static_assert(sizeof(PodGroup) <= 224);
+// 200 bytes plus the control block: tcmalloc's 224-byte class.
+static_assert(sizeof(PodGroup) <= 208);
 static_assert(sizeof(Boxed<NetworkTopologySpec>) == sizeof(void*));
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {

@@ -105,18 +105,32 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_FALSE(job.IsPending());
 }
 
-// minResources is kept only when the PodGroup sets it; a later PodGroup without it clears it,
-// and a copy of the job has its own.
+// minResources and minTaskMember are kept only when the PodGroup sets them; a later PodGroup
+// without them clears them, and a copy of the job keeps what it had. Copies share them (one
+// block, never changed once made) with each other and the map with the PodGroup.
 TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
   JobInfo job("ns/pg");
   EXPECT_TRUE(job.min_resources() == Resource());
+  EXPECT_TRUE(job.task_min_available().empty());
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
   pg->spec.min_resources = RL({{"cpu", "2"}});
   ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  EXPECT_TRUE(job.task_min_available().empty());
   const JobInfo copy = job;
+  EXPECT_EQ(&copy.min_resources(), &job.min_resources());
   ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
   EXPECT_TRUE(job.min_resources() == Resource());
   EXPECT_EQ(copy.min_resources().milli_cpu(), 2000);
+
+  auto roles = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
+  roles->spec.min_task_member = {{"worker", 2}};
+  ASSERT_TRUE(job.SetPodGroup(roles).ok());
+  EXPECT_TRUE(job.min_resources() == Resource());
+  EXPECT_EQ(&job.task_min_available(), &roles->spec.min_task_member.get());
+  const JobInfo copy2 = job;
+  ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
+  EXPECT_TRUE(job.task_min_available().empty());
+  EXPECT_EQ(copy2.task_min_available().at("worker"), 2);
 }
 
 // The id is interned: a job and the tasks that name it hold one string.
@@ -131,7 +145,7 @@ TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
 
 // A job keeps no name of its own: the PodGroup's while it has one, else its id's.
 TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
-  static_assert(sizeof(JobInfo) <= 280);  // with the control block, tcmalloc's 320-byte class
+  static_assert(sizeof(JobInfo) <= 272);  // with the control block, tcmalloc's 288-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
