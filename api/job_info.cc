@@ -59,7 +59,7 @@ JobInfo::JobInfo(k8s::Shared<JobId> uid) : uid_(std::move(uid)) {}
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
   if (pg == nullptr)
     return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid()));
-  Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources, "spec.minResources");
+  Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources(), "spec.minResources");
   if (!min_resources.ok()) {
     return min_resources.status().WithPrefix(
         fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
@@ -67,11 +67,11 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
   ns_ = pg->metadata.namespace_;
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
-  if (pg->spec.min_task_member.empty() && pg->spec.min_resources.empty()) {
+  if (pg->spec.min_task_member().empty() && pg->spec.min_resources().empty()) {
     gang_.reset();
   } else {
     auto gang = boost::intrusive_ptr<GangSpec>(new GangSpec());
-    gang->task_min_available = pg->spec.min_task_member;
+    gang->task_min_available = pg->spec.min_task_member();
     gang->min_resources = std::move(min_resources).value();
     gang_ = std::move(gang);
   }

@@ -168,7 +168,7 @@ void BM_HardGangPlacement64(benchmark::State& state) {
   pg.metadata.uid = "gang-uid";
   pg.spec.min_member = 64;
   pg.spec.queue = "default";
-  pg.spec.network_topology = k8s::NetworkTopologySpec{"hard", 2, ""};
+  pg.spec.mutable_rare().network_topology = k8s::NetworkTopologySpec{"hard", 2, ""};
   if (!f.cache->AddPodGroup(std::make_shared<const k8s::PodGroup>(pg)).ok()) std::abort();
   for (int i = 0; i < 64; ++i) {
     auto pod = std::make_shared<k8s::Pod>();

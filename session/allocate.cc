@@ -627,8 +627,8 @@ class Allocator {
     use_domain_ = false;
     const TopologyInfo& topo = *snap_.topology;
     const auto& pg = j.job->pod_group();
-    if (!pg || !pg->spec.network_topology || topo.empty()) return true;
-    const bool hard = pg->spec.network_topology->mode != "soft";
+    if (!pg || !pg->spec.network_topology() || topo.empty()) return true;
+    const bool hard = pg->spec.network_topology()->mode != "soft";
     std::string error;
     auto c = JobTopologyConstraint(*j.job, topo, &error);
     if (!c || !topo.ready) {

@@ -11,8 +11,8 @@ namespace volcache {
 std::optional<TopologyConstraint> JobTopologyConstraint(const JobInfo& job, const TopologyInfo& topo,
                                                         std::string* error) {
   const auto& pg = job.pod_group();
-  if (!pg || !pg->spec.network_topology || topo.empty()) return std::nullopt;
-  const k8s::NetworkTopologySpec& spec = *pg->spec.network_topology;
+  if (!pg || !pg->spec.network_topology() || topo.empty()) return std::nullopt;
+  const k8s::NetworkTopologySpec& spec = *pg->spec.network_topology();
   TopologyConstraint c;
   c.hard = spec.mode != "soft";
   if (spec.highest_tier_allowed) {

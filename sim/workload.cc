@@ -188,8 +188,8 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
     fields.emplace_back(&q->spec.deserved, who + "deserved");
     fields.emplace_back(&q->spec.guarantee, who + "guarantee.resource");
   } else if (const auto* pg = std::get_if<k8s::PodGroup>(&obj)) {
-    fields.emplace_back(&pg->spec.min_resources.get(), fmt::format("{}: PodGroup {}: spec.minResources", path,
-                                                                   k8s::ObjectKey(pg->metadata)));
+    fields.emplace_back(&pg->spec.min_resources(), fmt::format("{}: PodGroup {}: spec.minResources", path,
+                                                               k8s::ObjectKey(pg->metadata)));
   }
   for (const auto& [list, where] : fields) {
     if (Status s = CheckNotNegative(*list, where); !s.ok()) return s;
@@ -487,12 +487,12 @@ Status AddTopology(const TopologyOptions& t, SimWorkload* w) {
   }
   if (t.mode == "none") return Status::Ok();
   for (SimJob& job : w->jobs) {
-    if (job.pod_group->spec.min_member <= 1 || job.pod_group->spec.network_topology) continue;
+    if (job.pod_group->spec.min_member <= 1 || job.pod_group->spec.network_topology()) continue;
     auto pg = std::make_shared<k8s::PodGroup>(*job.pod_group);
     k8s::NetworkTopologySpec nt;
     nt.mode = t.mode;
     nt.highest_tier_allowed = t.highest_tier;
-    pg->spec.network_topology = nt;
+    pg->spec.mutable_rare().network_topology = nt;
     job.pod_group = std::move(pg);
   }
   return Status::Ok();

@@ -622,6 +622,11 @@ Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
       [&](const json& s, const Path& p) {
         PodGroupSpec& spec = pg->spec;
         VC_RETURN_IF_ERROR(Get(c, s, p, "minMember", &spec.min_member));
+        // Read into locals: the rare block is made only for a group that sets one of them.
+        std::map<std::string, int32_t, std::less<>> min_task_member;
+        std::optional<NetworkTopologySpec> network_topology;
+        std::vector<SubGroupPolicy> sub_group_policy;
+        ResourceList min_resources;
         const json* mtm = nullptr;
         VC_RETURN_IF_ERROR(GetObject(c, s, p, "minTaskMember", &mtm));
         if (mtm != nullptr) {
@@ -629,12 +634,12 @@ Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
           for (auto it = mtm->begin(); it != mtm->end(); ++it) {
             int32_t n = 0;
             if (!it->is_null()) VC_RETURN_IF_ERROR(Conv(c, *it, mp.Field(it.key()), &n));
-            spec.min_task_member.emplace(it.key(), n);
+            min_task_member.emplace(it.key(), n);
           }
         }
         VC_RETURN_IF_ERROR(Get(c, s, p, "queue", &spec.queue));
         VC_RETURN_IF_ERROR(Get(c, s, p, "priorityClassName", &spec.priority_class_name));
-        VC_RETURN_IF_ERROR(Get(c, s, p, "networkTopology", &spec.network_topology));
+        VC_RETURN_IF_ERROR(Get(c, s, p, "networkTopology", &network_topology));
         VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "subGroupPolicy", [&](const json& o, const Path& gp) {
           SubGroupPolicy g;
           VC_RETURN_IF_ERROR(Get(c, o, gp, "name", &g.name));
@@ -645,12 +650,18 @@ Status DecodePodGroupBody(const Ctx& c, const json& j, PodGroup* pg) {
           if (const json* keys = Find(o, "matchLabelKeys")) {
             VC_RETURN_IF_ERROR(ConvStrings(c, *keys, gp.Field("matchLabelKeys"), &g.match_label_keys));
           }
-          spec.sub_group_policy.push_back(std::move(g));
+          sub_group_policy.push_back(std::move(g));
           return Status::Ok();
         }));
-        ResourceList min_resources;
         VC_RETURN_IF_ERROR(Get(c, s, p, "minResources", &min_resources));
-        spec.min_resources = std::move(min_resources);  // no block when empty
+        if (!min_task_member.empty() || network_topology || !sub_group_policy.empty() ||
+            !min_resources.empty()) {
+          PodGroupSpec::Rare& r = spec.mutable_rare();
+          r.min_task_member = std::move(min_task_member);
+          r.min_resources = std::move(min_resources);
+          r.network_topology = std::move(network_topology);
+          r.sub_group_policy = std::move(sub_group_policy);
+        }
         return Status::Ok();
       },
       [&](const json& s, const Path& p) {

@@ -165,7 +165,6 @@ json J(const LabelSelector& sel);
 json J(const NetworkTopologySpec& t);
 
 json TopologyJson(const std::optional<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
-json TopologyJson(const Boxed<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
 
 json SubGroupsJson(const std::vector<SubGroupPolicy>& groups) {
   json out = json::array();
@@ -181,16 +180,16 @@ json SubGroupsJson(const std::vector<SubGroupPolicy>& groups) {
 
 json J(const PodGroup& pg) {
   json mtm = json::array();
-  for (const auto& [k, v] : pg.spec.min_task_member) mtm.push_back(json::array({k, v}));
+  for (const auto& [k, v] : pg.spec.min_task_member()) mtm.push_back(json::array({k, v}));
   return {{"metadata", J(pg.metadata)},
           {"spec",
            {{"min_member", pg.spec.min_member},
             {"min_task_member", mtm},
             {"queue", pg.spec.queue},
             {"priority_class_name", pg.spec.priority_class_name},
-            {"min_resources", J(pg.spec.min_resources.get())},
-            {"network_topology", TopologyJson(pg.spec.network_topology)},
-            {"sub_group_policy", SubGroupsJson(pg.spec.sub_group_policy)}}},
+            {"min_resources", J(pg.spec.min_resources())},
+            {"network_topology", TopologyJson(pg.spec.network_topology())},
+            {"sub_group_policy", SubGroupsJson(pg.spec.sub_group_policy())}}},
           {"status",
            {{"phase", pg.status.phase},
             {"conditions", J(pg.status.conditions.get())},

@@ -26,6 +26,24 @@ const PodSpec::Rare& NoRare() {
   return empty;
 }
 
+const PodGroupSpec::Rare& NoGroupRare() {
+  static const PodGroupSpec::Rare empty;
+  return empty;
+}
+
+// The block to write: `rare`'s own, made or first copied when another holder shares it.
+// use_count() == 1: no other spec holds the block, and none can start to while this one is
+// being written (copying it would read this spec), so it may be changed in place.
+template <class R>
+R& WritableRare(boost::intrusive_ptr<const R>& rare) {
+  if (!rare) {
+    rare = new R();
+  } else if (rare->use_count() > 1) {
+    rare = new R(*rare);  // the copy's count starts afresh (intrusive_ref_counter)
+  }
+  return const_cast<R&>(*rare);
+}
+
 }  // namespace
 
 const ResourceList& PodSpec::overhead() const { return (rare ? *rare : NoRare()).overhead; }
@@ -34,16 +52,21 @@ const std::vector<std::string>& PodSpec::scheduling_gates() const {
   return (rare ? *rare : NoRare()).scheduling_gates;
 }
 
-PodSpec::Rare& PodSpec::mutable_rare() {
-  // use_count() == 1: no other spec holds the block, and none can start to while this one is
-  // being written (copying it would read this spec), so it may be changed in place.
-  if (!rare) {
-    rare = new Rare();
-  } else if (rare->use_count() > 1) {
-    rare = new Rare(*rare);  // the copy's count starts afresh (intrusive_ref_counter)
-  }
-  return const_cast<Rare&>(*rare);
+PodSpec::Rare& PodSpec::mutable_rare() { return WritableRare(rare); }
+
+const Shared<std::map<std::string, int32_t, std::less<>>>& PodGroupSpec::min_task_member() const {
+  return (rare ? *rare : NoGroupRare()).min_task_member;
 }
+const ResourceList& PodGroupSpec::min_resources() const {
+  return (rare ? *rare : NoGroupRare()).min_resources;
+}
+const std::optional<NetworkTopologySpec>& PodGroupSpec::network_topology() const {
+  return (rare ? *rare : NoGroupRare()).network_topology;
+}
+const std::vector<SubGroupPolicy>& PodGroupSpec::sub_group_policy() const {
+  return (rare ? *rare : NoGroupRare()).sub_group_policy;
+}
+PodGroupSpec::Rare& PodGroupSpec::mutable_rare() { return WritableRare(rare); }
 
 std::string_view KindOf(const Object& obj) {
   return std::visit(

@@ -291,19 +291,29 @@ struct SubGroupPolicy {
 
 struct PodGroupSpec {
   int32_t min_member = 0;
-  // Empty for most groups: one pointer (k8s::Shared), which the JobInfo shares rather than
-  // copies.
-  Shared<std::map<std::string, int32_t, std::less<>>> min_task_member;
   // Interned, as the status phase: names that repeat from group to group.
   Interned queue;
   Interned priority_class_name;
-  // Absent from almost every group: a pointer each (a PodGroup is 200 bytes, its make_shared
-  // block tcmalloc's 224-byte class; 216 and 240 with minResources a std::vector, 368 and
-  // 384 with a std::optional and a std::vector here and the status conditions a
-  // std::vector, with the metadata's name, uid and resourceVersion std::strings).
-  Shared<ResourceList> min_resources;
-  Boxed<NetworkTopologySpec> network_topology;
-  Shared<std::vector<SubGroupPolicy>> sub_group_policy;
+
+  // What few groups set, behind one pointer that is null when all four are empty (a PodGroup
+  // is then 176 bytes, its make_shared block tcmalloc's 192-byte class; 200 and 224 with a
+  // pointer each, 368 and 384 with a std::optional and two std::vectors inline and the
+  // metadata's name, uid and resourceVersion std::strings). Counted in place, as PodSpec's:
+  // copies of the spec share the block. Read through the accessors; write through
+  // mutable_rare(), which first copies a block that another copy of the spec shares.
+  struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
+    // A k8s::Shared map, which the JobInfo shares rather than copies.
+    Shared<std::map<std::string, int32_t, std::less<>>> min_task_member;
+    ResourceList min_resources;
+    std::optional<NetworkTopologySpec> network_topology;
+    std::vector<SubGroupPolicy> sub_group_policy;
+  };
+  boost::intrusive_ptr<const Rare> rare;
+  const Shared<std::map<std::string, int32_t, std::less<>>>& min_task_member() const;
+  const ResourceList& min_resources() const;
+  const std::optional<NetworkTopologySpec>& network_topology() const;
+  const std::vector<SubGroupPolicy>& sub_group_policy() const;
+  Rare& mutable_rare();
 };
 
 struct PodGroupStatus {

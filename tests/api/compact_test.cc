@@ -24,8 +24,8 @@ static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
 // 224 bytes plus make_shared's 16-byte control block: tcmalloc's 240-byte class.
 static_assert(sizeof(Pod) <= 224);
-// 200 bytes plus the control block: tcmalloc's 224-byte class.
-static_assert(sizeof(PodGroup) <= 208);
+// 176 bytes plus the control block: tcmalloc's 192-byte class.
+static_assert(sizeof(PodGroup) <= 176);
 static_assert(sizeof(Boxed<NetworkTopologySpec>) == sizeof(void*));
 
 Pod MakePod(const std::string& name, const std::string& image, const std::string& group) {
@@ -136,18 +136,31 @@ TEST(BoxedTest, ReadsAsAnOptionalAndCopiesDeep) {
   EXPECT_EQ(*y, "v");
 }
 
-// A PodGroup's copies share their conditions and subgroups until one is written.
+// A PodGroup's copies share their conditions and their rare spec fields until one is written.
 TEST(SharedTest, PodGroupCopiesShareConditionsUntilWritten) {
   PodGroup a;
+  EXPECT_EQ(a.spec.rare, nullptr);  // nothing rare set: no block
+  EXPECT_TRUE(a.spec.sub_group_policy().empty());
+  EXPECT_FALSE(a.spec.network_topology().has_value());
   a.status.conditions.push_back({"Unschedulable", "True", "", 1, "NotEnoughResources", "0/1"});
-  a.spec.sub_group_policy.push_back(SubGroupPolicy{"workers", 4, std::nullopt, std::nullopt, {}});
+  a.spec.mutable_rare().sub_group_policy.push_back(
+      SubGroupPolicy{"workers", 4, std::nullopt, std::nullopt, {}});
   PodGroup b = a;
   EXPECT_TRUE(b.status.conditions.SameBlock(a.status.conditions));
-  EXPECT_TRUE(b.spec.sub_group_policy.SameBlock(a.spec.sub_group_policy));
+  EXPECT_EQ(b.spec.rare, a.spec.rare);
   b.status.conditions.mut().back().status = "False";
   EXPECT_EQ(a.status.conditions[0].status, "True");
   EXPECT_EQ(b.status.conditions[0].status, "False");
-  EXPECT_EQ(b.spec.sub_group_policy[0].sub_group_size, 4);
+  // Writing b's rare fields copies the shared block first: a keeps its own.
+  b.spec.mutable_rare().sub_group_policy[0].sub_group_size = 8;
+  EXPECT_NE(b.spec.rare, a.spec.rare);
+  EXPECT_EQ(a.spec.sub_group_policy()[0].sub_group_size, 4);
+  EXPECT_EQ(b.spec.sub_group_policy()[0].sub_group_size, 8);
+  // A block held once is written in place.
+  const PodGroupSpec::Rare* own = b.spec.rare.get();
+  b.spec.mutable_rare().min_resources.emplace_back("cpu", Quantity::FromMilli(2000));
+  EXPECT_EQ(b.spec.rare.get(), own);
+  EXPECT_TRUE(a.spec.min_resources().empty());
 }
 
 TEST(SharedTest, EmptyHoldsNothingAndComparesByValue) {

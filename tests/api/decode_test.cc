@@ -277,8 +277,8 @@ TEST(DecodeSharedData, PodGroupRunning) {
   EXPECT_EQ(pg.metadata.owner_references[0].kind, "RayCluster");
   EXPECT_EQ(pg.spec.min_member, 3);
   EXPECT_EQ(pg.spec.queue, "kuberay-test-queue");
-  EXPECT_EQ(Q(pg.spec.min_resources, "cpu").MilliValue(), 3000);
-  EXPECT_EQ(Q(pg.spec.min_resources, "memory").Value(), int64_t{4} << 30);
+  EXPECT_EQ(Q(pg.spec.min_resources(), "cpu").MilliValue(), 3000);
+  EXPECT_EQ(Q(pg.spec.min_resources(), "memory").Value(), int64_t{4} << 30);
   EXPECT_EQ(pg.status.phase, "Running");
   ASSERT_EQ(pg.status.conditions.size(), 1u);
   const PodGroupCondition& c = pg.status.conditions[0];
@@ -378,8 +378,8 @@ TEST(DecodeSharedData, ArtifactsPodGroup) {
   EXPECT_EQ(pg.metadata.name, "test-pg");
   EXPECT_EQ(pg.spec.min_member, 1);
   EXPECT_EQ(pg.spec.queue, "default");
-  EXPECT_EQ(Q(pg.spec.min_resources, "cpu").MilliValue(), 1000);
-  EXPECT_EQ(Q(pg.spec.min_resources, "memory").Value(), 2'000'000'000);
+  EXPECT_EQ(Q(pg.spec.min_resources(), "cpu").MilliValue(), 1000);
+  EXPECT_EQ(Q(pg.spec.min_resources(), "memory").Value(), 2'000'000'000);
   EXPECT_EQ(pg.status.phase, "");
 }
 
@@ -550,8 +550,8 @@ TEST(DecodeFields, PodGroupMinTaskMemberAndPriority) {
       "spec":{"minMember":2,"minTaskMember":{"ps":1,"worker":2},"priorityClassName":"high"},
       "status":{"succeeded":1,"failed":2}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->spec.min_task_member.at("ps"), 1);
-  EXPECT_EQ(r->spec.min_task_member.at("worker"), 2);
+  EXPECT_EQ(r->spec.min_task_member().at("ps"), 1);
+  EXPECT_EQ(r->spec.min_task_member().at("worker"), 2);
   EXPECT_EQ(r->spec.priority_class_name, "high");
   EXPECT_EQ(r->status.succeeded, 1);
   EXPECT_EQ(r->status.failed, 2);

@@ -114,11 +114,11 @@ spec:
 )");
   ASSERT_TRUE(obj.ok()) << obj.status().ToString();
   const auto& pg = std::get<PodGroup>(*obj);
-  ASSERT_TRUE(pg.spec.network_topology.has_value());
-  EXPECT_EQ(pg.spec.network_topology->mode, "soft");
-  EXPECT_EQ(pg.spec.network_topology->highest_tier_allowed, 2);
-  ASSERT_EQ(pg.spec.sub_group_policy.size(), 1u);
-  const auto& g = pg.spec.sub_group_policy[0];
+  ASSERT_TRUE(pg.spec.network_topology().has_value());
+  EXPECT_EQ(pg.spec.network_topology()->mode, "soft");
+  EXPECT_EQ(pg.spec.network_topology()->highest_tier_allowed, 2);
+  ASSERT_EQ(pg.spec.sub_group_policy().size(), 1u);
+  const auto& g = pg.spec.sub_group_policy()[0];
   EXPECT_EQ(g.name, "workers");
   EXPECT_EQ(g.sub_group_size, 4);
   EXPECT_EQ(g.network_topology->mode, "hard");  // the CRD default

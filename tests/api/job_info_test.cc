@@ -86,8 +86,8 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_EQ(job.pod_group(), nullptr);
 
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(3, "Inqueue", "research"));
-  pg->spec.min_task_member = {{"ps", 1}, {"worker", 2}};
-  pg->spec.min_resources = RL({{"cpu", "3"}, {"memory", "6Gi"}, {"nvidia.com/gpu", "2"}});
+  pg->spec.mutable_rare().min_task_member = {{"ps", 1}, {"worker", 2}};
+  pg->spec.mutable_rare().min_resources = RL({{"cpu", "3"}, {"memory", "6Gi"}, {"nvidia.com/gpu", "2"}});
   ASSERT_TRUE(job.SetPodGroup(pg).ok());
   EXPECT_EQ(job.name(), "pg");
   EXPECT_EQ(job.namespace_(), "ns");
@@ -113,7 +113,7 @@ TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
   EXPECT_TRUE(job.min_resources() == Resource());
   EXPECT_TRUE(job.task_min_available().empty());
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
-  pg->spec.min_resources = RL({{"cpu", "2"}});
+  pg->spec.mutable_rare().min_resources = RL({{"cpu", "2"}});
   ASSERT_TRUE(job.SetPodGroup(pg).ok());
   EXPECT_TRUE(job.task_min_available().empty());
   const JobInfo copy = job;
@@ -123,10 +123,10 @@ TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
   EXPECT_EQ(copy.min_resources().milli_cpu(), 2000);
 
   auto roles = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
-  roles->spec.min_task_member = {{"worker", 2}};
+  roles->spec.mutable_rare().min_task_member = {{"worker", 2}};
   ASSERT_TRUE(job.SetPodGroup(roles).ok());
   EXPECT_TRUE(job.min_resources() == Resource());
-  EXPECT_EQ(&job.task_min_available(), &roles->spec.min_task_member.get());
+  EXPECT_EQ(&job.task_min_available(), &roles->spec.min_task_member().get());
   const JobInfo copy2 = job;
   ASSERT_TRUE(job.SetPodGroup(MakePodGroup(1)).ok());
   EXPECT_TRUE(job.task_min_available().empty());
@@ -185,7 +185,7 @@ TEST(JobInfoTest, InvalidMinResourcesLeavesJobUnchanged) {
   ASSERT_TRUE(job.SetPodGroup(MakePodGroup(2, "Running", "q1")).ok());
   const uint64_t gen = job.generation();
   auto bad = std::make_shared<k8s::PodGroup>(*MakePodGroup(5, "Pending", "q2"));
-  bad->spec.min_resources = RL({{"cpu", "-1"}});
+  bad->spec.mutable_rare().min_resources = RL({{"cpu", "-1"}});
   Status st = job.SetPodGroup(bad);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(st.message(), HasSubstr("PodGroup ns/pg"));

@@ -198,7 +198,7 @@ PodGroupBuilder& PodGroupBuilder::MinMember(int32_t n) {
   return *this;
 }
 PodGroupBuilder& PodGroupBuilder::MinTaskMember(std::string role, int32_t n) {
-  pg_.spec.min_task_member[std::move(role)] = n;
+  pg_.spec.mutable_rare().min_task_member[std::move(role)] = n;
   return *this;
 }
 PodGroupBuilder& PodGroupBuilder::Queue(std::string queue) {
@@ -210,7 +210,7 @@ PodGroupBuilder& PodGroupBuilder::PriorityClassName(std::string name) {
   return *this;
 }
 PodGroupBuilder& PodGroupBuilder::MinResources(k8s::ResourceList list) {
-  pg_.spec.min_resources = std::move(list);
+  pg_.spec.mutable_rare().min_resources = std::move(list);
   return *this;
 }
 PodGroupBuilder& PodGroupBuilder::Phase(std::string phase) {

@@ -269,9 +269,9 @@ std::shared_ptr<const k8s::PodGroup> RandomCluster::RandomPodGroup(const std::st
   pg->spec.queue = kPodGroupQueues[Uniform(std::size(kPodGroupQueues))];
   pg->spec.priority_class_name = kPodGroupPriorityClasses[Uniform(std::size(kPodGroupPriorityClasses))];
   if (Chance(0.5)) {
-    pg->spec.min_resources.emplace_back("cpu", Q(std::to_string(1 + Uniform(4))));
+    pg->spec.mutable_rare().min_resources.emplace_back("cpu", Q(std::to_string(1 + Uniform(4))));
   }
-  if (Chance(0.03)) pg->spec.min_resources.emplace_back("memory", Q("-5Mi"));  // refused
+  if (Chance(0.03)) pg->spec.mutable_rare().min_resources.emplace_back("memory", Q("-5Mi"));  // refused
   static constexpr const char* kPhases[] = {"Pending", "Inqueue", "Running", ""};
   pg->status.phase = kPhases[Uniform(std::size(kPhases))];
   return pg;

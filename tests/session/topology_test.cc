@@ -50,7 +50,7 @@ class TopologyPlacementTest : public ::testing::Test {
       t.mode = mode;
       if (tier >= 0) t.highest_tier_allowed = tier;
       t.highest_tier_name = tier_name;
-      pg.spec.network_topology = t;
+      pg.spec.mutable_rare().network_topology = t;
     }
     ASSERT_TRUE(h.cache->AddPodGroup(std::make_shared<const k8s::PodGroup>(pg)).ok());
     for (int i = 0; i < n; ++i) Pending(name, name + "-" + std::to_string(i), cpu);

@@ -288,7 +288,7 @@ TEST(WorkloadTest, AddTopologyBuildsRacksAndSpinesInNodeNameOrderAndConstrainsGa
                                           "rack-2 tier 1 rack: n4", "spine-0 tier 2 spine: rack-0 rack-1",
                                           "spine-1 tier 2 spine: rack-2"));
   for (const SimJob& job : w->jobs) {
-    const auto& nt = job.pod_group->spec.network_topology;
+    const auto& nt = job.pod_group->spec.network_topology();
     if (job.pod_group->spec.min_member > 1) {
       ASSERT_TRUE(nt.has_value()) << job.pod_group->metadata.name;
       EXPECT_EQ(nt->mode, "hard");
