@@ -122,6 +122,13 @@ TEST(BenchRunner, MemoryCountsTheShapesTasksAndNodes) {
   // The pod objects alone: at least the struct, and a part of the all-in figure.
   EXPECT_GT((*m)["pod_bytes_per_task"].get<double>(), static_cast<double>(sizeof(k8s::Pod)));
   EXPECT_LT((*m)["pod_bytes_per_task"].get<double>(), (*m)["bytes_per_task"].get<double>());
+  // The parts add up to the whole: the nodes' share per node, the rest per task.
+  const double per_node = (*m)["bytes_per_node"].get<double>();
+  const double per_task = (*m)["job_and_task_bytes_per_task"].get<double>();
+  EXPECT_GT(per_node, static_cast<double>(sizeof(k8s::Node)));
+  EXPECT_GT(per_task, (*m)["pod_bytes_per_task"].get<double>());
+  EXPECT_NEAR(per_node * 100 + per_task * 500, (*m)["heap_bytes"].get<double>(),
+              0.05 * (*m)["heap_bytes"].get<double>());
 }
 
 TEST(BenchRunner, IngestAppliesEveryPodInProcessAndFromJson) {
