@@ -78,7 +78,7 @@ Resource NodeInfo::capacity() const {
 Status NodeInfo::SetNode(k8s::NodePtr node) {
   if (node == nullptr)
     return Status::InvalidArgument(fmt::format("Node {}: SetNode with a null node", name_));
-  if (node->metadata.name != name_) {
+  if (node->metadata.name != name_.str()) {
     return Status::InvalidArgument(
         fmt::format("Node {}: SetNode with the object of node {}", name_, node->metadata.name));
   }
@@ -165,18 +165,22 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
 void NodeInfo::AccountNodeFacts(const TaskMeta::NodeFacts& pc, int sign) {
   if (pc.has_affinity) pods_with_affinity_ += sign;
   if (pc.has_required_anti_affinity) pods_with_required_anti_affinity_ += sign;
-  for (const HostPort& hp : pc.host_ports) {
-    auto it = std::find_if(used_ports_.begin(), used_ports_.end(),
-                           [&](const auto& entry) { return entry.first == hp; });
-    if (sign > 0) {
-      if (it == used_ports_.end()) {
-        used_ports_.emplace_back(hp, 1);
-      } else {
-        ++it->second;
+  if (!pc.host_ports.empty()) {
+    auto& ports = used_ports_.mut();  // copied first when a copy of the node shares it
+    for (const HostPort& hp : pc.host_ports) {
+      auto it =
+          std::find_if(ports.begin(), ports.end(), [&](const auto& entry) { return entry.first == hp; });
+      if (sign > 0) {
+        if (it == ports.end()) {
+          ports.emplace_back(hp, 1);
+        } else {
+          ++it->second;
+        }
+      } else if (it != ports.end() && --it->second <= 0) {
+        ports.erase(it);
       }
-    } else if (it != used_ports_.end() && --it->second <= 0) {
-      used_ports_.erase(it);
     }
+    if (ports.empty()) used_ports_.clear();  // no block for no ports
   }
   for (const std::string& pvc : pc.pvcs) {
     if (sign > 0) {

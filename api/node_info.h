@@ -93,7 +93,7 @@ class NodeInfo {
   const Resource& requested() const { return used_; }
   const NonZeroRequest& non_zero_requested() const { return non_zero_requested_; }
   // (ip/protocol/port) → number of tasks using it.
-  const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_; }
+  const std::vector<std::pair<HostPort, int32_t>>& used_ports() const { return used_ports_.get(); }
   const std::map<std::string, int32_t, std::less<>>& pvc_ref_counts() const { return pvc_ref_counts_.get(); }
   int32_t pods_with_affinity() const { return pods_with_affinity_; }
   // Pods with pod anti-affinity (the object model does not tell required from preferred).
@@ -134,7 +134,9 @@ class NodeInfo {
   // it shares a cache line with the reference count the snapshot also writes, in front of
   // the object in its make_shared block (at the end it was one more miss per changed node).
   uint64_t generation_ = 0;
-  std::string name_;
+  // Interned, as a task's node_name (api/k8s/interned.h): one pointer, which a task's
+  // node_name compares equal to by address.
+  k8s::Interned name_;
   k8s::NodePtr node_;
   NodeState state_;
   // Interned (zones repeat): one pointer, not a 32-byte std::string.
@@ -149,12 +151,13 @@ class NodeInfo {
   Future& MutableFuture();
   void DropFutureIfZero();
   NonZeroRequest non_zero_requested_;
-  std::vector<std::pair<HostPort, int32_t>> used_ports_;
-  // Empty on most nodes (PVCs) or unchanged from copy to copy (images): copies of the node
-  // share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a node's image
-  // list, and a NodeInfo is 344 bytes, its make_shared block tcmalloc's 384-byte class (704
-  // with the maps inline; 576 with capacity and Requested kept and the state reason a
+  // Empty on most nodes (host ports, PVCs) or unchanged from copy to copy (images): copies
+  // of the node share them (k8s::Shared, 8 bytes each), so a deep copy does not copy a
+  // node's image list, and a NodeInfo is 304 bytes, its make_shared block tcmalloc's
+  // 320-byte class (384 with the ports a std::vector and the name a std::string; 704 with
+  // the maps inline; 576 with capacity and Requested kept and the state reason a
   // std::string; 448 with Releasing and Pipelined inline).
+  k8s::Shared<std::vector<std::pair<HostPort, int32_t>>> used_ports_;
   k8s::Shared<std::map<std::string, int32_t, std::less<>>> pvc_ref_counts_;
   int32_t pods_with_affinity_ = 0;
   int32_t pods_with_required_anti_affinity_ = 0;
