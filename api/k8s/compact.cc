@@ -93,7 +93,9 @@ size_t HashOf(const std::vector<NodeCondition>& cs) {
 // before the block is freed. A lookup revives a block only while it still has a holder.
 //
 // An open-addressing table (linear probing, backward-shift erase) of (hash, block) pairs:
-// 16 bytes a slot, about 25 bytes an entry at its load of 7/16 to 7/8, where a
+// 16 bytes a slot, about 25 bytes an entry at its load of 7/16 to 7/8 while it grows (7/32
+// to 7/8 once entries leave: it halves below 7/32, so a cluster that shrinks gives the room
+// back), where a
 // std::unordered_multimap took a 32-byte node and a bucket (44 bytes or so). A trace of
 // one-task jobs holds two entries a task: its pod's annotations and its job's id.
 template <class C>
@@ -123,6 +125,10 @@ class SharedTable {
   size_t Entries() const EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return size_;
+  }
+  size_t Slots() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return slots_count_;
   }
 
  private:
@@ -159,11 +165,14 @@ class SharedTable {
     }
   }
 
-  // Twice the slots (kMinSlots at first), every entry re-placed.
-  void Grow() REQUIRES(mu_) {
+  // Twice the slots (kMinSlots at first).
+  void Grow() REQUIRES(mu_) { Rehash(slots_count_ == 0 ? kMinSlots : slots_count_ * 2); }
+
+  // `count` slots (a power of two, with room for every entry), every entry re-placed.
+  void Rehash(size_t count) REQUIRES(mu_) {
     const size_t old_count = slots_count_;
     std::unique_ptr<Entry[]> old = std::move(slots_);
-    slots_count_ = old_count == 0 ? kMinSlots : old_count * 2;
+    slots_count_ = count;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(slots_count_));
     slots_ = std::make_unique<Entry[]>(slots_count_);
     for (size_t j = 0; j < old_count; ++j) {
@@ -210,6 +219,9 @@ class SharedTable {
     }
     slots_[i] = Entry{};
     --size_;
+    // Below 7/32 full: half the slots (at most 7/16 full then, so that growing again takes
+    // as many inserts as there are entries; each halving is paid for by the erases before it).
+    if (slots_count_ > kMinSlots && size_ * 32 < slots_count_ * 7) Rehash(slots_count_ / 2);
   }
 
   static inline SharedTable* the_ = nullptr;
@@ -277,6 +289,12 @@ Shared<std::string> InternShared(std::string key) {
   Shared<std::string> s(std::move(key));
   TheTables().strings.Intern(&s);
   return s;
+}
+
+size_t CompactTableSlots() {
+  Tables& t = TheTables();
+  return t.maps.Slots() + t.containers.Slots() + t.tolerations.Slots() + t.owners.Slots() +
+         t.conditions.Slots() + t.strings.Slots() + t.resource_lists.Slots() + t.node_conditions.Slots();
 }
 
 size_t CompactTableEntries() {

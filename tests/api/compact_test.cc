@@ -387,6 +387,29 @@ TEST(CompactTest, TableFindsEverySurvivorAfterRandomReleases) {
   EXPECT_EQ(CompactTableEntries(), before);
 }
 
+// A table gives its room back as its entries leave, and finds every survivor after each
+// halving.
+TEST(CompactTest, TableShrinksAsEntriesLeave) {
+  const size_t slots_before = CompactTableSlots();
+  std::vector<Shared<std::string>> held;
+  for (int i = 0; i < 20000; ++i) held.push_back(InternShared("shrink/" + std::to_string(i)));
+  const size_t slots_full = CompactTableSlots();
+  EXPECT_GE(slots_full, slots_before + 20000);
+  // Release from the back, keeping every 100th key; check the survivors as the table halves.
+  for (size_t i = held.size(); i-- > 0;) {
+    if (i % 100 != 0) held[i] = Shared<std::string>();
+    if (i % 1000 == 0) {
+      for (size_t k = 0; k < held.size(); k += 100) {
+        ASSERT_TRUE(InternShared("shrink/" + std::to_string(k)).SameBlock(held[k])) << k << " at " << i;
+      }
+    }
+  }
+  // 200 entries left: the strings' table is back to a few hundred slots, not 32,768.
+  EXPECT_LT(CompactTableSlots(), slots_before + 2048);
+  held.clear();
+  EXPECT_LT(CompactTableSlots(), slots_before + 2048);
+}
+
 TEST(InternedTest, EqualValuesAreOneCopy) {
   Interned a = std::string("node-") + "17";
   Interned b = std::string_view("node-17");
