@@ -631,7 +631,8 @@ int EndToEnd(const BenchOptions& o, const Workload& w, std::ostream& out, std::o
 
 // The standard shapes, or the traces: "openb" (the Alibaba 2023 GPU cluster: 1,523 nodes,
 // 8,152 pods, each its own job) and "philly" (352 nodes, 82,247 gangs), every pod pending.
-Result<Workload> WorkloadFor(const std::string& name) {
+// `nodes_only`: the queues and nodes alone.
+Result<Workload> WorkloadFor(const std::string& name, bool nodes_only = false) {
   if (name == "openb" || name == "philly") {
     sim::TraceOptions t;
     t.max_jobs = SIZE_MAX;
@@ -641,6 +642,7 @@ Result<Workload> WorkloadFor(const std::string& name) {
     w.shape = Shape{name, static_cast<int>(sw->nodes.size()), static_cast<int>(sw->jobs.size()), 0};
     w.nodes = sw->nodes;
     w.queues = sw->queues;
+    if (nodes_only) return w;
     for (const auto& job : sw->jobs) {
       w.pod_groups.push_back(job.pod_group);
       w.pods.insert(w.pods.end(), job.pods.begin(), job.pods.end());
@@ -650,82 +652,78 @@ Result<Workload> WorkloadFor(const std::string& name) {
   auto shape = ShapeByName(name);
   if (!shape.ok())
     return Status::NotFound("unknown shape \"" + name + "\" (S, M, L, XL, XXL, openb, philly)");
+  if (nodes_only) shape->jobs = 0;
   return BuildWorkload(*shape);
 }
 
-// Fills a fresh cache with the shape's queues and nodes and, with `jobs`, its PodGroups and
-// pods, as a watch would deliver them. The workload's own references are gone on return:
-// what remains is held by the cache (and its source). `pod_bytes_per_task`, when given: the
-// decoded pod objects alone, measured on copies of the first 10,000 (few enough that the freed
-// copies do not move the resident set).
-Status FillCache(const std::string& shape, bool jobs, std::unique_ptr<Loaded>* l, size_t* tasks,
-                 size_t* nodes, double* pod_bytes_per_task) {
-  auto loaded = WorkloadFor(shape);
-  if (!loaded.ok()) return loaded.status();
-  Workload w = std::move(*loaded);
-  *tasks = w.pods.size();
-  *nodes = w.nodes.size();
-  if (pod_bytes_per_task != nullptr) {
-    const size_t sample = std::min<size_t>(*tasks, 10000);
-    std::vector<k8s::PodPtr> copies;
-    copies.reserve(sample);
-    const int64_t before = HeapInUseBytes();
-    for (size_t i = 0; i < sample; ++i) copies.push_back(std::make_shared<const k8s::Pod>(*w.pods[i]));
-    *pod_bytes_per_task = static_cast<double>(HeapInUseBytes() - before) / static_cast<double>(sample);
-  }
-  *l = std::make_unique<Loaded>();
-  (*l)->cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, (*l)->clock, &(*l)->source);
-  SchedulerCache& cache = *(*l)->cache;
-  for (const auto& q : w.queues) cache.AddQueue(q);
-  for (const auto& n : w.nodes) {
-    (*l)->source.PutNode(n);
-    cache.AddNode(*n);
-  }
-  cache.DrainQueuesOnce();
-  if (!jobs) return Status::Ok();
-  for (const auto& pg : w.pod_groups) cache.AddPodGroup(pg);
-  for (const auto& p : w.pods) VC_RETURN_IF_ERROR(cache.AddPod(p));
-  return Status::Ok();
-}
-
+// Memory held by the cache, filled in two steps, each from a workload whose own references
+// are gone when the step ends (what remains is held by the cache and its source): the shape's
+// queues and nodes, then its PodGroups and pods. The first step's growth is the nodes' share:
+// it is measured in the same process and cache as the whole, before anything else is interned
+// (a second cache would find the node names and label keys already interned by the first).
 int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-  size_t tasks = 0, nodes = 0;
-  double pod_bytes_per_task = 0;
-  std::unique_ptr<Loaded> l;
   const int64_t heap0 = HeapInUseBytes();
-  if (Status s = FillCache(o.shape, /*jobs=*/true, &l, &tasks, &nodes, &pod_bytes_per_task); !s.ok()) {
-    const bool unknown_shape = s.code() == StatusCode::kNotFound;  // a workload's pods are found
-    err << (unknown_shape ? s.message() : s.ToString()) << "\n";
-    return unknown_shape ? 2 : 1;
+  Loaded l;
+  l.cache = std::make_unique<SchedulerCache>(SchedulerCacheOptions{}, l.clock, &l.source);
+  size_t nodes = 0;
+  {
+    auto loaded = WorkloadFor(o.shape, /*nodes_only=*/true);
+    if (!loaded.ok()) {
+      err << loaded.status().message() << "\n";
+      return 2;
+    }
+    nodes = loaded->nodes.size();
+    for (const auto& q : loaded->queues) l.cache->AddQueue(q);
+    for (const auto& n : loaded->nodes) {
+      l.source.PutNode(n);
+      l.cache->AddNode(*n);
+    }
+    l.cache->DrainQueuesOnce();
+  }
+  const int64_t heap_nodes = HeapInUseBytes();
+  size_t tasks = 0;
+  double pod_bytes_per_task = 0;
+  {
+    auto loaded = WorkloadFor(o.shape);
+    if (!loaded.ok()) {
+      err << loaded.status().message() << "\n";
+      return 2;
+    }
+    const Workload& w = *loaded;
+    tasks = w.pods.size();
+    {
+      // One component alone: the decoded pod objects (what the cache shares with the source),
+      // on copies of the first 10,000 (few enough that the freed copies do not move the
+      // resident set measured below).
+      const size_t sample = std::min<size_t>(tasks, 10000);
+      std::vector<k8s::PodPtr> copies;
+      copies.reserve(sample);
+      const int64_t before = HeapInUseBytes();
+      for (size_t i = 0; i < sample; ++i) copies.push_back(std::make_shared<const k8s::Pod>(*w.pods[i]));
+      pod_bytes_per_task = static_cast<double>(HeapInUseBytes() - before) / static_cast<double>(sample);
+    }
+    for (const auto& pg : w.pod_groups) l.cache->AddPodGroup(pg);
+    for (const auto& p : w.pods) {
+      if (Status s = l.cache->AddPod(p); !s.ok()) {
+        err << s.ToString() << "\n";
+        return 1;
+      }
+    }
   }
   const int64_t heap1 = HeapInUseBytes();
-  const int64_t rss = ResidentBytes();  // before the second cache below
-  // The nodes' share: a second cache of the same queues and nodes alone (the resident set is
-  // read before it, so its workload's peak does not count there).
-  int64_t node_heap = 0;
-  {
-    std::unique_ptr<Loaded> nodes_only;
-    size_t t = 0, n = 0;
-    const int64_t h0 = HeapInUseBytes();
-    if (Status s = FillCache(o.shape, /*jobs=*/false, &nodes_only, &t, &n, nullptr); !s.ok()) {
-      err << s.ToString() << "\n";
-      return 1;
-    }
-    node_heap = HeapInUseBytes() - h0;
-  }
   auto j = Line("memory", "cache", o);
   j["tasks"] = tasks;
   j["nodes"] = nodes;
   j["heap_bytes"] = heap1 - heap0;
-  // All in: everything the cache holds (nodes and queues included) over its tasks.
+  // All in: everything the cache holds (queues and nodes included) over its tasks.
   j["bytes_per_task"] = static_cast<double>(heap1 - heap0) / static_cast<double>(tasks);
-  // The parts: the queues and nodes alone, per node; the rest (jobs, tasks, pods) per task.
-  j["bytes_per_node"] = nodes > 0 ? static_cast<double>(node_heap) / static_cast<double>(nodes) : 0.0;
-  j["job_and_task_bytes_per_task"] =
-      static_cast<double>(heap1 - heap0 - node_heap) / static_cast<double>(tasks);
+  // The parts: the queues and nodes per node; the rest (jobs, tasks, pods) per task.
+  j["bytes_per_node"] =
+      nodes > 0 ? static_cast<double>(heap_nodes - heap0) / static_cast<double>(nodes) : 0.0;
+  j["job_and_task_bytes_per_task"] = static_cast<double>(heap1 - heap_nodes) / static_cast<double>(tasks);
   // Of which the decoded k8s::Pod objects (measured alone on copies of them).
   j["pod_bytes_per_task"] = pod_bytes_per_task;
-  j["rss_bytes"] = rss;
+  j["rss_bytes"] = ResidentBytes();
   out << j.dump() << std::endl;
   return 0;
 }
