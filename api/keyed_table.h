@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -93,23 +94,21 @@ class KeyedTable {
   KeyedTable(const KeyedTable& other);
   KeyedTable& operator=(const KeyedTable& other);
   // A moved-from table is empty (and keeps its kind).
-  KeyedTable(KeyedTable&& other) noexcept
-      : entries_(std::exchange(other.entries_, {})),
-        slots_(std::move(other.slots_)),
-        capacity_(std::exchange(other.capacity_, 0)),
-        kind_(other.kind_) {}
+  KeyedTable(KeyedTable&& other) noexcept : kind_(other.kind_) { TakeFrom(other); }
   KeyedTable& operator=(KeyedTable&& other) noexcept {
-    entries_ = std::exchange(other.entries_, {});
-    slots_ = std::move(other.slots_);
-    capacity_ = std::exchange(other.capacity_, 0);
-    kind_ = other.kind_;
+    if (this != &other) {
+      DropEntries();
+      kind_ = other.kind_;
+      TakeFrom(other);
+    }
     return *this;
   }
+  ~KeyedTable() { DropEntries(); }
 
-  const_iterator begin() const { return {entries_.data(), kind_}; }
-  const_iterator end() const { return {entries_.data() + entries_.size(), kind_}; }
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  const_iterator begin() const { return {Data(), kind_}; }
+  const_iterator end() const { return {Data() + size(), kind_}; }
+  size_t size() const { return on_heap_ ? heap_.size : size_t{has_one_}; }
+  bool empty() const { return size() == 0; }
   uint8_t kind() const { return kind_; }
 
   const_iterator find(std::string_view key) const;
@@ -142,7 +141,7 @@ class KeyedTable {
   static constexpr size_t kPrefetchAhead = 8;
   static void PrefetchMetaCount(const V& v);
   static uint32_t Tag(std::string_view key);
-  std::string_view KeyAt(size_t pos) const { return V::TableKey(entries_[pos], kind_); }
+  std::string_view KeyAt(size_t pos) const { return V::TableKey(Data()[pos], kind_); }
   size_t Find(std::string_view key, uint32_t tag) const;  // the entry's position, or kAbsent
   size_t mask() const { return capacity_ - 1; }
   // The slot holding entry `pos` (whose key hashes to `tag`).
@@ -150,15 +149,57 @@ class KeyedTable {
   void Insert(uint32_t tag, uint32_t pos);  // adds a slot; the index has room
   void EraseSlot(size_t i);                 // backward-shift deletion
   void Rehash(uint32_t capacity);
-  size_t Pos(const_iterator it) const { return static_cast<size_t>(it.p_ - entries_.data()); }
+  size_t Pos(const_iterator it) const { return static_cast<size_t>(it.p_ - Data()); }
 
-  std::vector<V> entries_;
+  // The entries: one in place, or an array on the heap. A table of one entry holds it
+  // without a heap block (the traces' jobs hold one task each: a 32-byte block a job), as a
+  // std::vector's 24 bytes would not.
+  struct HeapArray {
+    V* data;
+    uint32_t size;
+    uint32_t cap;
+  };
+  V* Data() { return on_heap_ ? heap_.data : &one_; }
+  const V* Data() const { return on_heap_ ? heap_.data : &one_; }
+  size_t Capacity() const { return on_heap_ ? heap_.cap : 1; }
+  void Reserve(size_t n);     // room for n entries (moved to the heap when n > 1)
+  void PushBack(const V& v);  // there is room
+  void PopBack();
+  void ShrinkToFit();            // the heap array to the size (in place again when one is left)
+  void DropEntries() noexcept {  // none left, no heap
+    V* d = Data();
+    for (size_t i = 0, n = size(); i < n; ++i) d[i].~V();
+    if (on_heap_) ::operator delete(heap_.data);
+    on_heap_ = false;
+    has_one_ = false;
+  }
+  // This table (holding no entries) takes `other`'s, which is left empty.
+  void TakeFrom(KeyedTable& other) noexcept {
+    if (other.on_heap_) {
+      heap_ = other.heap_;
+      on_heap_ = true;
+      other.on_heap_ = false;
+    } else if (other.has_one_) {
+      new (&one_) V(std::move(other.one_));
+      has_one_ = true;
+      other.one_.~V();
+      other.has_one_ = false;
+    }
+    slots_ = std::move(other.slots_);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  union {
+    V one_;           // when has_one_
+    HeapArray heap_;  // when on_heap_
+  };
   // capacity_ slots (a power of two, at most 3/4 used; or 0: no index, a small table's, see
   // kKeyedTableLinearMax in api/keyed_table_impl.h): 0 is empty, else
   // (tag << 32) | (position + 1).
   std::unique_ptr<uint64_t[]> slots_;
   uint32_t capacity_ = 0;
   uint8_t kind_ = 0;
+  bool on_heap_ = false;
+  bool has_one_ = false;
 };
 
 }  // namespace volcache

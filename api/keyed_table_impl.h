@@ -24,12 +24,12 @@ void KeyedTable<V>::PrefetchMetaCount(const V& v) {
 
 template <class V>
 KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_), kind_(other.kind_) {
-  const size_t n = other.entries_.size();
-  entries_.reserve(n);
-  const V* src = other.entries_.data();
+  const size_t n = other.size();
+  Reserve(n);
+  const V* src = other.Data();
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead]);
-    entries_.push_back(src[i]);
+    PushBack(src[i]);
   }
   if (capacity_ != 0) {
     slots_.reset(new uint64_t[capacity_]);
@@ -39,14 +39,75 @@ KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_),
 
 template <class V>
 void KeyedTable<V>::PrefetchEntries() const {
-  const auto* begin = reinterpret_cast<const char*>(entries_.data());
-  const auto* end = reinterpret_cast<const char*>(entries_.data() + entries_.size());
+  const auto* begin = reinterpret_cast<const char*>(Data());
+  const auto* end = reinterpret_cast<const char*>(Data() + size());
   for (const char* p = begin; p < end; p += 64) __builtin_prefetch(p);
 }
 
 template <class V>
 void KeyedTable<V>::PrefetchMetas() const {
-  for (const V& e : entries_) PrefetchMetaCount(e);
+  const V* d = Data();
+  for (size_t i = 0, n = size(); i < n; ++i) PrefetchMetaCount(d[i]);
+}
+
+template <class V>
+void KeyedTable<V>::Reserve(size_t n) {
+  if (n <= Capacity()) return;
+  const size_t count = size();
+  V* fresh = static_cast<V*>(::operator new(n * sizeof(V)));
+  V* old = Data();
+  for (size_t i = 0; i < count; ++i) {
+    new (fresh + i) V(std::move(old[i]));
+    old[i].~V();
+  }
+  if (on_heap_) ::operator delete(heap_.data);
+  heap_ = HeapArray{fresh, static_cast<uint32_t>(count), static_cast<uint32_t>(n)};
+  on_heap_ = true;
+  has_one_ = false;
+}
+
+template <class V>
+void KeyedTable<V>::PushBack(const V& v) {
+  if (on_heap_) {
+    new (heap_.data + heap_.size) V(v);
+    ++heap_.size;
+  } else {
+    new (&one_) V(v);
+    has_one_ = true;
+  }
+}
+
+template <class V>
+void KeyedTable<V>::PopBack() {
+  if (on_heap_) {
+    heap_.data[--heap_.size].~V();
+  } else {
+    one_.~V();
+    has_one_ = false;
+  }
+}
+
+template <class V>
+void KeyedTable<V>::ShrinkToFit() {
+  if (!on_heap_ || heap_.size == heap_.cap) return;
+  const HeapArray old = heap_;
+  if (old.size <= 1) {
+    on_heap_ = false;
+    if (old.size == 1) {
+      new (&one_) V(std::move(old.data[0]));
+      old.data[0].~V();
+      has_one_ = true;
+    }
+  } else {
+    V* fresh = static_cast<V*>(::operator new(old.size * sizeof(V)));
+    for (uint32_t i = 0; i < old.size; ++i) {
+      new (fresh + i) V(std::move(old.data[i]));
+      old.data[i].~V();
+    }
+    heap_.data = fresh;
+    heap_.cap = old.size;
+  }
+  ::operator delete(old.data);
 }
 
 template <class V>
@@ -65,13 +126,13 @@ template <class V>
 typename KeyedTable<V>::const_iterator KeyedTable<V>::find(std::string_view key) const {
   // No index (empty or small): no key to hash.
   const size_t pos = capacity_ == 0 ? Find(key, 0) : Find(key, Tag(key));
-  return pos == kAbsent ? end() : const_iterator(entries_.data() + pos, kind_);
+  return pos == kAbsent ? end() : const_iterator(Data() + pos, kind_);
 }
 
 template <class V>
 size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
   if (capacity_ == 0) {
-    for (size_t pos = 0; pos < entries_.size(); ++pos) {
+    for (size_t pos = 0, n = size(); pos < n; ++pos) {
       if (KeyAt(pos) == key) return pos;
     }
     return kAbsent;
@@ -89,34 +150,34 @@ template <class V>
 V* KeyedTable<V>::find_mutable(std::string_view key) {
   const auto it = find(key);
   if (it == end()) return nullptr;
-  return &entries_[Pos(it)];
+  return Data() + Pos(it);
 }
 
 template <class V>
 std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
   const std::string_view key = V::TableKey(value, kind_);
-  const size_t n = entries_.size();
+  const size_t n = size();
   const bool linear = capacity_ == 0 && n < kKeyedTableLinearMax;  // stays without an index
   const uint32_t tag = linear ? 0 : Tag(key);
-  if (const size_t pos = Find(key, tag); pos != kAbsent) return {&entries_[pos], false};
+  if (const size_t pos = Find(key, tag); pos != kAbsent) return {Data() + pos, false};
   // Grown by a quarter (most jobs hold one task or a few: a doubling array would leave a third
   // of its room empty), and before the index, so that a failure leaves the two consistent.
-  if (n == entries_.capacity()) entries_.reserve(n + std::max<size_t>(1, n / 4));
+  if (n == Capacity()) Reserve(n + std::max<size_t>(1, n / 4));
   if (linear) {
-    entries_.push_back(value);
-    return {&entries_.back(), true};
+    PushBack(value);
+    return {Data() + n, true};
   }
   // The index stays at most three quarters full: runs stay short, and the tags in the slots
   // spare a probe the entry's key.
   if ((n + 1) * 4 > size_t{capacity_} * 3) Rehash(std::max(kMinCapacity, capacity_ * 2));
-  entries_.push_back(value);
+  PushBack(value);
   Insert(tag, static_cast<uint32_t>(n));
-  return {&entries_.back(), true};
+  return {Data() + n, true};
 }
 
 template <class V>
 void KeyedTable<V>::reserve(size_t n) {
-  entries_.reserve(n);
+  Reserve(n);
   if (capacity_ == 0 && n <= kKeyedTableLinearMax) return;
   uint32_t capacity = std::max(kMinCapacity, capacity_);
   while (n * 4 > size_t{capacity} * 3) capacity *= 2;
@@ -133,37 +194,36 @@ V& KeyedTable<V>::replace(const_iterator it, V value) {
     EraseSlot(SlotOf(Tag(old_key), pos));
     Insert(Tag(key), pos);
   }
-  entries_[pos] = std::move(value);
-  return entries_[pos];
+  Data()[pos] = std::move(value);
+  return Data()[pos];
 }
 
 template <class V>
 void KeyedTable<V>::erase(const_iterator it) {
   const auto pos = static_cast<uint32_t>(Pos(it));
   if (capacity_ != 0) EraseSlot(SlotOf(Tag(KeyAt(pos)), pos));
-  const auto last = static_cast<uint32_t>(entries_.size() - 1);
+  const auto last = static_cast<uint32_t>(size() - 1);
   if (pos != last) {
     // The last entry moves into the gap: its slot now names `pos`.
     if (capacity_ != 0) {
       const size_t moved = SlotOf(Tag(KeyAt(last)), last);
       slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
     }
-    entries_[pos] = std::move(entries_[last]);
+    Data()[pos] = std::move(Data()[last]);
   }
-  entries_.pop_back();
-  if (entries_.empty()) {
+  PopBack();
+  if (empty()) {
     clear();
-  } else if (capacity_ > kMinCapacity && entries_.size() * 4 <= capacity_) {
+  } else if (capacity_ > kMinCapacity && size() * 4 <= capacity_) {
     // A node that ran many tasks and now runs few gives the room back.
-    entries_.shrink_to_fit();
+    ShrinkToFit();
     Rehash(capacity_ / 2);
   }
 }
 
 template <class V>
 void KeyedTable<V>::clear() {
-  entries_.clear();
-  entries_.shrink_to_fit();
+  DropEntries();
   slots_.reset();
   capacity_ = 0;
 }
@@ -209,7 +269,7 @@ void KeyedTable<V>::Rehash(uint32_t capacity) {
   std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
   const uint32_t old_capacity = std::exchange(capacity_, capacity);
   if (old_capacity == 0) {
-    for (size_t pos = 0; pos < entries_.size(); ++pos) Insert(Tag(KeyAt(pos)), static_cast<uint32_t>(pos));
+    for (size_t pos = 0, n = size(); pos < n; ++pos) Insert(Tag(KeyAt(pos)), static_cast<uint32_t>(pos));
   }
   for (uint32_t i = 0; i < old_capacity; ++i) {
     if (old[i] != 0) Insert(static_cast<uint32_t>(old[i] >> 32), static_cast<uint32_t>(old[i]) - 1);

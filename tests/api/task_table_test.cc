@@ -200,6 +200,35 @@ TEST(TaskTableTest, ASmallTableWorksWithoutAnIndexAndIndexesWhenItGrows) {
   ExpectSame(copy, {{"ns/a", 1}});  // the copy is its own
 }
 
+// A table of one entry holds it in place, with no heap block of its own (the traces' jobs hold
+// one task each); a second entry moves both to the heap. Copies and moves keep them.
+TEST(TaskTableTest, AOneEntryTableHoldsItInPlace) {
+  auto inside = [](const TaskTable& t, const TaskInfo& e) {
+    const auto* p = reinterpret_cast<const char*>(&e);
+    return p >= reinterpret_cast<const char*>(&t) && p < reinterpret_cast<const char*>(&t + 1);
+  };
+  TaskTable table;
+  table.reserve(1);
+  ASSERT_TRUE(table.try_emplace(Task("a", 1)).second);
+  EXPECT_TRUE(inside(table, table.begin()->second));
+  TaskTable copy(table);
+  EXPECT_TRUE(inside(copy, copy.begin()->second));
+  ExpectSame(copy, {{"ns/a", 1}});
+  TaskTable moved(std::move(copy));
+  ExpectSame(moved, {{"ns/a", 1}});
+  ExpectSame(copy, {});  // NOLINT(bugprone-use-after-move): a moved-from table is empty
+  ASSERT_TRUE(table.try_emplace(Task("b", 2)).second);
+  EXPECT_FALSE(inside(table, table.begin()->second));
+  ExpectSame(table, {{"ns/a", 1}, {"ns/b", 2}});
+  moved = std::move(table);  // a heap table over one in place
+  ExpectSame(moved, {{"ns/a", 1}, {"ns/b", 2}});
+  ExpectSame(table, {});  // NOLINT(bugprone-use-after-move)
+  table = moved;          // a copy over an empty one
+  ExpectSame(table, {{"ns/a", 1}, {"ns/b", 2}});
+  moved = TaskTable();
+  ExpectSame(moved, {});
+}
+
 // Thousands of random adds, erasures, replacements and copies against std::map: long probe
 // runs, backward-shift deletion across the index's wrap, growth and shrinking all happen.
 TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
@@ -239,10 +268,15 @@ TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
         break;
     }
     if (step % 331 == 0) table.reserve(rng() % 600);  // sometimes more room, sometimes none
-    if (step % 997 == 0) {
+    if (step % 997 == 0 || (range == 2 && step % 7 == 0)) {
       ExpectSame(table, want);
-      const TaskTable copy(table);
+      TaskTable copy(table);
       ExpectSame(copy, want);
+      // Moved out and back: the entries (in place or on the heap) go with the table.
+      TaskTable moved(std::move(copy));
+      ExpectSame(moved, want);
+      table = std::move(moved);
+      ExpectSame(table, want);
     }
   }
   ExpectSame(table, want);
