@@ -157,8 +157,9 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
 
   // kube-scheduler aggregates (Requested is Used).
   const TaskMeta& m = *t.meta;
-  non_zero_requested_.milli_cpu += sign * m.non_zero.milli_cpu;
-  non_zero_requested_.memory += sign * m.non_zero.memory;
+  const NonZeroRequest non_zero = m.non_zero();
+  non_zero_requested_.milli_cpu += sign * non_zero.milli_cpu;
+  non_zero_requested_.memory += sign * non_zero.memory;
   if (m.node_facts != nullptr) AccountNodeFacts(*m.node_facts, sign);
 }
 

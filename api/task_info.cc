@@ -302,7 +302,8 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (pod == nullptr) return Status::InvalidArgument("TaskInfo::FromPod: null pod");
   const k8s::Pod& p = *pod;
   boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
-  if (Status s = RequestsOf(p, &meta->resreq, &meta->non_zero); !s.ok()) {
+  NonZeroRequest non_zero;
+  if (Status s = RequestsOf(p, &meta->resreq, &non_zero); !s.ok()) {
     return s.WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
   }
   meta->key = InlineString::Join(p.metadata.namespace_, '/', p.metadata.name);
@@ -318,7 +319,10 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
     extra.pvcs.push_back(PodKey(p.metadata.namespace_, claim));
   extra.has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
   extra.has_required_anti_affinity = p.spec.has_pod_anti_affinity;
-  if (!extra.host_ports.empty() || !extra.pvcs.empty() || extra.has_affinity) {
+  if (non_zero.milli_cpu != meta->resreq.milli_cpu() || non_zero.memory != meta->resreq.memory()) {
+    extra.non_zero = non_zero;
+  }
+  if (!extra.host_ports.empty() || !extra.pvcs.empty() || extra.has_affinity || extra.non_zero) {
     meta->node_facts = std::make_unique<const TaskMeta::NodeFacts>(std::move(extra));
   }
   meta->pod = std::move(pod);

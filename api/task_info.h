@@ -14,6 +14,7 @@
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,14 +85,18 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   // job's allocated. Fixed for the pod version, so the job's and the node's copies of the
   // task share it.
   Resource resreq;
-  NonZeroRequest non_zero;
   // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
-  // ("namespace/claim"), pod (anti-)affinity. One pointer for all of it, null when the pod has
-  // none of it, so a TaskMeta with its count and request is 144 bytes (a tcmalloc class; 160
-  // with a shared_ptr here and a string_view for the role).
+  // ("namespace/claim"), pod (anti-)affinity, and a non-zero request other than the
+  // request's cpu and memory. One pointer for all of it, null when the pod has none of it,
+  // so a TaskMeta with its count and request is 128 bytes (a tcmalloc class; 144 with the
+  // non-zero request kept for every pod, 160 with a shared_ptr here and a string_view for
+  // the role).
   struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;
+    // PodNonZeroRequest, when it differs from the request's cpu and memory: a container
+    // requests no cpu or no memory, and the defaults stand in for it.
+    std::optional<NonZeroRequest> non_zero;
     bool has_affinity = false;  // pod affinity or anti-affinity
     // The object model does not distinguish required from preferred anti-affinity: any
     // anti-affinity counts as required (the conservative choice for predicates).
@@ -101,6 +106,12 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   std::unique_ptr<const NodeFacts> node_facts;  // null when the pod has none of them
   const std::vector<HostPort>& host_ports() const;
   const std::vector<std::string>& pvcs() const;
+  // The request as a node's non-zero sum counts it (PodNonZeroRequest): the request's cpu and
+  // memory, unless node_facts says otherwise.
+  NonZeroRequest non_zero() const {
+    if (node_facts != nullptr && node_facts->non_zero) return *node_facts->non_zero;
+    return {resreq.milli_cpu(), resreq.memory()};
+  }
   bool has_affinity() const { return node_facts != nullptr && node_facts->has_affinity; }
   bool has_required_anti_affinity() const {
     return node_facts != nullptr && node_facts->has_required_anti_affinity;

@@ -58,8 +58,8 @@ Resource RequestOf(const k8s::Pod& pod) {
 // Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
 // private copies: each byte here is two bytes per task. The request is in TaskMeta.
 static_assert(sizeof(TaskInfo) == 24);
-// One per task, with its count and the request: tcmalloc's 144-byte class.
-static_assert(sizeof(TaskMeta) <= 144);
+// One per task, with its count and the request: tcmalloc's 128-byte class.
+static_assert(sizeof(TaskMeta) <= 128);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
@@ -267,8 +267,8 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_EQ(t.resreq().memory(), 4 * kGi);
   EXPECT_EQ(t.resreq().Get("pods"), 1);
   EXPECT_EQ(t.meta->creation_timestamp(), 1700000000123);
-  EXPECT_EQ(t.meta->non_zero.milli_cpu, 2000);
-  EXPECT_EQ(t.meta->non_zero.memory, 4 * kGi);
+  EXPECT_EQ(t.meta->non_zero().milli_cpu, 2000);
+  EXPECT_EQ(t.meta->non_zero().memory, 4 * kGi);
   EXPECT_THAT(t.meta->host_ports(),
               ::testing::UnorderedElementsAre(HostPort{"", "TCP", 80}, HostPort{"10.0.0.1", "UDP", 53},
                                               HostPort{"", "TCP", 9000}));
@@ -282,6 +282,34 @@ TEST(TaskInfoTest, FromPodFillsMetaAndFields) {
   EXPECT_FALSE(t.scheduling_gated);
   EXPECT_TRUE(t.preemptable);
   EXPECT_EQ(t.priority, 0);
+}
+
+// The non-zero request is the request's cpu and memory for a pod whose containers request
+// both, and kept beside the node facts only for a pod whose default stands in for a missing
+// one (PodNonZeroRequest).
+TEST(TaskInfoTest, TheNonZeroRequestIsKeptOnlyWhenItDiffersFromTheRequest) {
+  k8s::Pod full = MakePod("default", "full");
+  full.spec.containers.push_back(MakeContainer("main", RL({{"cpu", "2"}, {"memory", "1Gi"}})));
+  const TaskInfo a = TaskOf(full);
+  EXPECT_EQ(a.meta->node_facts, nullptr);
+  EXPECT_EQ(a.meta->non_zero().milli_cpu, 2000);
+  EXPECT_EQ(a.meta->non_zero().memory, kGi);
+
+  k8s::Pod no_memory = MakePod("default", "no-memory");
+  no_memory.spec.containers.push_back(MakeContainer("main", RL({{"cpu", "2"}})));
+  no_memory.spec.containers.mut().push_back(MakeContainer("side", RL({{"memory", "1Gi"}})));
+  const TaskInfo b = TaskOf(no_memory);
+  ASSERT_NE(b.meta->node_facts, nullptr);
+  EXPECT_EQ(b.resreq().milli_cpu(), 2000);
+  EXPECT_EQ(b.resreq().memory(), kGi);
+  // main: 2 cpu and the default memory; side: the default cpu and 1Gi.
+  EXPECT_EQ(b.meta->non_zero().milli_cpu, 2000 + kDefaultMilliCpuRequest);
+  EXPECT_EQ(b.meta->non_zero().memory, kDefaultMemoryRequest + kGi);
+  const NonZeroRequest want = PodNonZeroRequest(no_memory);
+  EXPECT_EQ(b.meta->non_zero().milli_cpu, want.milli_cpu);
+  EXPECT_EQ(b.meta->non_zero().memory, want.memory);
+  EXPECT_TRUE(b.meta->host_ports().empty());
+  EXPECT_FALSE(b.meta->has_affinity());
 }
 
 // A job's pods share their container lists, and FromPod reuses the request it computed for
@@ -310,9 +338,9 @@ TEST(TaskInfoTest, PodsSharingContainerListsGetTheRequestOfTheirOwnLists) {
     SCOPED_TRACE(round);
     EXPECT_EQ(TaskOf(first).resreq().milli_cpu(), 2000);
     EXPECT_EQ(TaskOf(same).resreq().milli_cpu(), 2000);
-    EXPECT_EQ(TaskOf(same).meta->non_zero.milli_cpu, 2000);
+    EXPECT_EQ(TaskOf(same).meta->non_zero().milli_cpu, 2000);
     EXPECT_EQ(TaskOf(changed).resreq().milli_cpu(), 3000);
-    EXPECT_EQ(TaskOf(changed).meta->non_zero.milli_cpu, 3000);
+    EXPECT_EQ(TaskOf(changed).meta->non_zero().milli_cpu, 3000);
     EXPECT_EQ(TaskOf(with_init).resreq().milli_cpu(), 5000);  // the init container's peak
     EXPECT_EQ(TaskOf(first).resreq().memory(), kGi);
     EXPECT_EQ(TaskOf(with_overhead).resreq().milli_cpu(), 2250);
