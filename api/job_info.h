@@ -67,7 +67,8 @@ class JobInfo {
   const std::string& pod_group_phase() const { return phase_; }
 
   // Tasks by uid (the key views the task's own TaskMeta::uid), flat (api/task_table.h): the
-  // pointers FindTask and TasksWithStatus return hold until the next AddTask or DeleteTask.
+  // pointers FindTask and TasksWithStatus return hold until the next AddTask or DeleteTask, or
+  // until the job is moved (a table of one task holds it in place).
   const TaskTable& tasks() const { return tasks_; }
   const TaskInfo* FindTask(std::string_view uid) const;
   // The tasks in `status` (a scan of tasks(); jobs keep counts per status, not per-status

@@ -17,8 +17,9 @@
 // task] : table)`, `it->second`.
 //
 // Pointers and iterators into the table are valid until the next insertion or erasure (as for
-// a std::vector); an entry's value can be changed in place through the table's owner, but not
-// its key.
+// a std::vector), and until the table itself is moved or assigned to: a table of one entry
+// holds it in place, so the entry moves with the table. An entry's value can be changed in
+// place through the table's owner, but not its key.
 //
 // The members are defined in api/keyed_table_impl.h and instantiated once per V (TaskTable in
 // api/task_table.cc; the cache's task index in cache/task_accounting.cc).
