@@ -95,9 +95,8 @@ size_t HashOf(const std::vector<NodeCondition>& cs) {
 // An open-addressing table (linear probing, backward-shift erase) of (hash, block) pairs:
 // 16 bytes a slot, about 25 bytes an entry at its load of 7/16 to 7/8 while it grows (7/32
 // to 7/8 once entries leave: it halves below 7/32, so a cluster that shrinks gives the room
-// back), where a
-// std::unordered_multimap took a 32-byte node and a bucket (44 bytes or so). A trace of
-// one-task jobs holds two entries a task: its pod's annotations and its job's id.
+// back), where a std::unordered_multimap took a 32-byte node and a bucket (44 bytes or so).
+// A trace of one-task jobs holds two entries a task: its pod's annotations and its job's id.
 template <class C>
 class SharedTable {
  public:
