@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/check.h"
 #include "api/k8s/shared.h"
 #include "api/keyed_table.h"
 #include "api/mutex.h"
@@ -57,22 +58,27 @@ using cache_internal::SplitKey;
 // then never mutated again: the cache writes to a fresh copy (copy-on-write).
 template <typename T>
 struct Slot {
-  static constexpr size_t kNotLogged = ~size_t{0};
+  // log_pos when the slot has no entry: every bit set.
+  static constexpr uint32_t kNotLogged = (uint32_t{1} << 29) - 1;
   std::shared_ptr<T> info;
-  bool published = false;
+  // This slot's entry in its ChangeLog. It and the three flags share 4 bytes, so a job's
+  // slot is 64 bytes and its map node tcmalloc's 96-byte class (112 with an 8-byte position).
+  // A log holds at most 2 * live + ChangeLog::kSlack + 1 entries; Append checks that the
+  // positions fit.
+  uint32_t log_pos : 29 = kNotLogged;
+  bool published : 1 = false;
   // Whether snapshots hold this version (a job: it has a PodGroup of a known queue; a node:
   // it is Ready), as known to hold at generation `included_at` (computed then, or carried
   // over by a write that cannot change it) and queue version `included_qv` (a full snapshot
   // then reads the slot, not the version).
-  bool included = false;
+  bool included : 1 = false;
   // Nodes: whether the allocatable changed since the snapshot `snap_tag` took a version, so
   // its refresh knows whether the total must be recounted without reading the version it
   // held (a cache miss) or comparing two Resources. Jobs leave it false.
-  bool allocatable_changed = false;
+  bool allocatable_changed : 1 = false;
   uint32_t included_qv = 0;
   uint64_t included_at = 0;
   uint64_t gen = 0;
-  size_t log_pos = kNotLogged;  // this slot's entry in its ChangeLog
   // This slot's entry in the snapshot whose ClusterInfo slot tag is `snap_tag` (the last
   // snapshot that put the slot in), so an incremental refresh finds it without hashing the
   // name. Whoever erases that entry while the slot lives resets snap_tag (0: look it up).
@@ -112,7 +118,8 @@ class ChangeLog {
         entries_.reserve(std::max(2 * live_ + kSlack + 1, entries_.size() + entries_.size() / 2));
       }
     }
-    s.log_pos = entries_.size();
+    VC_CHECK(entries_.size() < Slot<T>::kNotLogged, "change log positions exhausted");
+    s.log_pos = static_cast<uint32_t>(entries_.size());
     entries_.push_back({s.gen, &s});
     // Cleared entries are dropped once they outnumber the live ones: each write pays for
     // about one entry moved.
@@ -146,7 +153,7 @@ class ChangeLog {
     size_t w = 0;
     for (const Entry& e : entries_) {
       if (e.slot == nullptr) continue;
-      e.slot->log_pos = w;
+      e.slot->log_pos = static_cast<uint32_t>(w);
       entries_[w++] = e;
     }
     entries_.resize(w);
@@ -203,6 +210,8 @@ struct SchedulerCache::Impl {
   // generation slot.gen.
   std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
   std::unordered_map<std::string_view, JobSlot> jobs GUARDED_BY(mu);  // keys view JobSlot::id
+  // A job's map node is then 96 bytes: next pointer, key view, slot and hash (see Slot).
+  static_assert(sizeof(JobSlot) == 64);
   // The UID of the PodGroup a job last had, for the jobs whose PodGroup was deleted while
   // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
   // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job; a
