@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/check.h"
 #include "api/mutex.h"
 
 namespace volcache::k8s {
@@ -92,11 +93,14 @@ size_t HashOf(const std::vector<NodeCondition>& cs) {
 // pointer, and the release of a block's last holder (Shared::Release) takes the entry out
 // before the block is freed. A lookup revives a block only while it still has a holder.
 //
-// An open-addressing table (linear probing, backward-shift erase) of (hash, block) pairs:
-// 16 bytes a slot, about 25 bytes an entry at its load of 7/16 to 7/8 while it grows (7/32
-// to 7/8 once entries leave: it halves below 7/32, so a cluster that shrinks gives the room
-// back), where a std::unordered_multimap took a 32-byte node and a bucket (44 bytes or so).
-// A trace of one-task jobs holds two entries a task: its pod's annotations and its job's id.
+// An open-addressing table (linear probing, backward-shift erase) of 8-byte slots: the
+// block's address (below 2^48) under the top 16 bits of its hash, mixed (Mixed). The tag
+// spares a probe most loads of other blocks, and holds the home slot of a table of up to 2^16
+// slots; a larger table hashes the block again to find it (on erase and rehash only). About
+// 12 bytes an entry at its load of 7/16 to 7/8 while it grows (7/32 to 7/8 once entries leave:
+// it halves below 7/32, so a cluster that shrinks gives the room back). A (hash, block) pair
+// took 16 bytes a slot, and a std::unordered_multimap a 32-byte node and a bucket. A trace of
+// one-task jobs holds two entries a task: its pod's annotations and its job's id.
 template <class C>
 class SharedTable {
  public:
@@ -132,35 +136,49 @@ class SharedTable {
 
  private:
   using Block = typename Shared<C>::Block;
-  struct Entry {
-    size_t hash = 0;
-    Block* block = nullptr;  // null: a free slot
-  };
+  // 0: a free slot.
+  using Entry = uint64_t;
+  static constexpr unsigned kTagShift = 48;
+  static constexpr uint64_t kAddressMask = (uint64_t{1} << kTagShift) - 1;
   static constexpr size_t kMinSlots = 16;
 
   // Where a hash's probe starts (Fibonacci hashing: the part hashes need not spread their
   // low bits).
-  size_t Home(size_t h) const REQUIRES(mu_) { return (h * 0x9e3779b97f4a7c15ULL) >> shift_; }
+  static uint64_t Mixed(size_t h) { return h * 0x9e3779b97f4a7c15ULL; }
+  size_t Home(uint64_t mixed) const REQUIRES(mu_) { return mixed >> shift_; }
+  static Block* BlockOf(Entry e) { return reinterpret_cast<Block*>(e & kAddressMask); }
+  static Entry MakeEntry(Block* b, uint64_t mixed) {
+    const auto address = reinterpret_cast<uintptr_t>(b);
+    VC_CHECK((address & ~kAddressMask) == 0, "compact: a block's address has more than 48 bits");
+    return (mixed & ~kAddressMask) | address;
+  }
+  // The home slot of entry `e`: from its tag while the table has at most 2^16 slots.
+  size_t HomeOf(Entry e) const REQUIRES(mu_) {
+    if (shift_ >= kTagShift) return (e >> kTagShift) >> (shift_ - kTagShift);
+    return Home(Mixed(HashOf(BlockOf(e)->value)));
+  }
   size_t Next(size_t i) const REQUIRES(mu_) { return (i + 1) & (slots_count_ - 1); }
 
   // The table's block equal to `block`, with one more holder; `block` itself (entered) when
   // the table has none.
   Block* FindOrInsert(Block* block) EXCLUDES(mu_) {
-    const size_t h = HashOf(block->value);
+    const uint64_t m = Mixed(HashOf(block->value));
+    const uint64_t tag = m >> kTagShift;
     MutexLock lock(&mu_);
     if ((size_ + 1) * 8 > slots_count_ * 7) Grow();
-    for (size_t i = Home(h);; i = Next(i)) {
+    for (size_t i = Home(m);; i = Next(i)) {
       Entry& e = slots_[i];
-      if (e.block == nullptr) {
+      if (e == 0) {
         block->frozen.store(true, std::memory_order_relaxed);
         block->interned.store(true, std::memory_order_relaxed);
-        e = Entry{h, block};
+        e = MakeEntry(block, m);
         ++size_;
         return block;
       }
-      if (e.hash != h) continue;
-      if (e.block == block) return block;
-      if (e.block->value == block->value && TryHold(e.block)) return e.block;
+      if ((e >> kTagShift) != tag) continue;
+      Block* b = BlockOf(e);
+      if (b == block) return block;
+      if (b->value == block->value && TryHold(b)) return b;
     }
   }
 
@@ -173,11 +191,11 @@ class SharedTable {
     std::unique_ptr<Entry[]> old = std::move(slots_);
     slots_count_ = count;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(slots_count_));
-    slots_ = std::make_unique<Entry[]>(slots_count_);
+    slots_ = std::make_unique<Entry[]>(slots_count_);  // zeroed: free
     for (size_t j = 0; j < old_count; ++j) {
-      if (old[j].block == nullptr) continue;
-      size_t i = Home(old[j].hash);
-      while (slots_[i].block != nullptr) i = Next(i);
+      if (old[j] == 0) continue;
+      size_t i = HomeOf(old[j]);
+      while (slots_[i] != 0) i = Next(i);
       slots_[i] = old[j];
     }
   }
@@ -198,25 +216,25 @@ class SharedTable {
     delete b;
   }
   void Erase(Block* b) EXCLUDES(mu_) {
-    const size_t h = HashOf(b->value);
+    const uint64_t m = Mixed(HashOf(b->value));
     MutexLock lock(&mu_);
     if (size_ == 0) return;
-    size_t i = Home(h);
-    while (slots_[i].block != b) {
-      if (slots_[i].block == nullptr) return;  // not entered (cannot happen: interned blocks are)
+    size_t i = Home(m);
+    while (BlockOf(slots_[i]) != b) {
+      if (slots_[i] == 0) return;  // not entered (cannot happen: interned blocks are)
       i = Next(i);
     }
     // Backward shift: each later entry of the run moves into the hole unless the hole lies
     // before its home (cyclically), so that every entry stays reachable from its home.
     const size_t mask = slots_count_ - 1;
-    for (size_t j = Next(i); slots_[j].block != nullptr; j = Next(j)) {
-      const size_t home = Home(slots_[j].hash);
+    for (size_t j = Next(i); slots_[j] != 0; j = Next(j)) {
+      const size_t home = HomeOf(slots_[j]);
       if (((j - home) & mask) >= ((j - i) & mask)) {
         slots_[i] = slots_[j];
         i = j;
       }
     }
-    slots_[i] = Entry{};
+    slots_[i] = 0;
     --size_;
     // Below 7/32 full: half the slots (at most 7/16 full then, so that growing again takes
     // as many inserts as there are entries; each halving is paid for by the erases before it).
