@@ -145,6 +145,8 @@ class KeyedTable {
   std::string_view KeyAt(size_t pos) const { return V::TableKey(Data()[pos], kind_); }
   size_t Find(std::string_view key, uint32_t tag) const;  // the entry's position, or kAbsent
   size_t mask() const { return capacity_ - 1; }
+  // The index (capacity_ != 0 only): on the heap beside the entries' array.
+  uint64_t* Slots() const { return heap_.slots; }
   // The slot holding entry `pos` (whose key hashes to `tag`).
   size_t SlotOf(uint32_t tag, uint32_t pos) const;
   void Insert(uint32_t tag, uint32_t pos);  // adds a slot; the index has room
@@ -154,9 +156,11 @@ class KeyedTable {
 
   // The entries: one in place, or an array on the heap. A table of one entry holds it
   // without a heap block (the traces' jobs hold one task each: a 32-byte block a job), as a
-  // std::vector's 24 bytes would not.
+  // std::vector's 24 bytes would not. Only a table on the heap has an index (capacity_ != 0
+  // implies on_heap_), so its pointer shares the union too: a table is 32 bytes.
   struct HeapArray {
     V* data;
+    uint64_t* slots;  // the index, capacity_ slots; null when capacity_ is 0
     uint32_t size;
     uint32_t cap;
   };
@@ -167,14 +171,26 @@ class KeyedTable {
   void PushBack(const V& v);  // there is room
   void PopBack();
   void ShrinkToFit();            // the heap array to the size (in place again when one is left)
-  void DropEntries() noexcept {  // none left, no heap
+  void DropEntries() noexcept {  // none left, no heap, no index
     V* d = Data();
     for (size_t i = 0, n = size(); i < n; ++i) d[i].~V();
-    if (on_heap_) ::operator delete(heap_.data);
+      // GCC cannot tell that heap_ is read only while it is the union's member (on_heap_).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+    if (on_heap_) {
+      ::operator delete(heap_.data);
+      delete[] heap_.slots;
+    }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
     on_heap_ = false;
     has_one_ = false;
+    capacity_ = 0;
   }
-  // This table (holding no entries) takes `other`'s, which is left empty.
+  // This table (holding no entries, no index) takes `other`'s, which is left empty.
   void TakeFrom(KeyedTable& other) noexcept {
     if (other.on_heap_) {
       heap_ = other.heap_;
@@ -186,17 +202,15 @@ class KeyedTable {
       other.one_.~V();
       other.has_one_ = false;
     }
-    slots_ = std::move(other.slots_);
     capacity_ = std::exchange(other.capacity_, 0);
   }
   union {
     V one_;           // when has_one_
     HeapArray heap_;  // when on_heap_
   };
-  // capacity_ slots (a power of two, at most 3/4 used; or 0: no index, a small table's, see
-  // kKeyedTableLinearMax in api/keyed_table_impl.h): 0 is empty, else
-  // (tag << 32) | (position + 1).
-  std::unique_ptr<uint64_t[]> slots_;
+  // The index's slots (heap_.slots): a power of two, at most 3/4 used; or 0: no index, a
+  // small table's (see kKeyedTableLinearMax in api/keyed_table_impl.h). A slot is 0 when
+  // empty, else (tag << 32) | (position + 1).
   uint32_t capacity_ = 0;
   uint8_t kind_ = 0;
   bool on_heap_ = false;

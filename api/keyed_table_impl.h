@@ -23,7 +23,7 @@ void KeyedTable<V>::PrefetchMetaCount(const V& v) {
 }
 
 template <class V>
-KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_), kind_(other.kind_) {
+KeyedTable<V>::KeyedTable(const KeyedTable& other) : kind_(other.kind_) {
   const size_t n = other.size();
   Reserve(n);
   const V* src = other.Data();
@@ -31,9 +31,12 @@ KeyedTable<V>::KeyedTable(const KeyedTable& other) : capacity_(other.capacity_),
     if (i + kPrefetchAhead < n) PrefetchMetaCount(src[i + kPrefetchAhead]);
     PushBack(src[i]);
   }
-  if (capacity_ != 0) {
-    slots_.reset(new uint64_t[capacity_]);
-    std::memcpy(slots_.get(), other.slots_.get(), capacity_ * sizeof(uint64_t));
+  // The same positions: the index copies as it is. A copy of one entry holds it in place,
+  // without one (a lookup compares its key).
+  if (other.capacity_ != 0 && on_heap_) {
+    heap_.slots = new uint64_t[other.capacity_];
+    std::memcpy(heap_.slots, other.Slots(), other.capacity_ * sizeof(uint64_t));
+    capacity_ = other.capacity_;
   }
 }
 
@@ -60,8 +63,12 @@ void KeyedTable<V>::Reserve(size_t n) {
     new (fresh + i) V(std::move(old[i]));
     old[i].~V();
   }
-  if (on_heap_) ::operator delete(heap_.data);
-  heap_ = HeapArray{fresh, static_cast<uint32_t>(count), static_cast<uint32_t>(n)};
+  uint64_t* slots = nullptr;  // an index stays (only a table on the heap has one)
+  if (on_heap_) {
+    ::operator delete(heap_.data);
+    slots = heap_.slots;
+  }
+  heap_ = HeapArray{fresh, slots, static_cast<uint32_t>(count), static_cast<uint32_t>(n)};
   on_heap_ = true;
   has_one_ = false;
 }
@@ -92,6 +99,10 @@ void KeyedTable<V>::ShrinkToFit() {
   if (!on_heap_ || heap_.size == heap_.cap) return;
   const HeapArray old = heap_;
   if (old.size <= 1) {
+    // In place again, which a table with an index never is: it goes, and a lookup compares
+    // the one key.
+    delete[] old.slots;
+    capacity_ = 0;
     on_heap_ = false;
     if (old.size == 1) {
       new (&one_) V(std::move(old.data[0]));
@@ -138,7 +149,7 @@ size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
     return kAbsent;
   }
   for (size_t i = tag & mask();; i = (i + 1) & mask()) {
-    const uint64_t s = slots_[i];
+    const uint64_t s = Slots()[i];
     if (s == 0) return kAbsent;
     if (static_cast<uint32_t>(s >> 32) != tag) continue;
     const auto pos = static_cast<size_t>(static_cast<uint32_t>(s) - 1);
@@ -207,7 +218,7 @@ void KeyedTable<V>::erase(const_iterator it) {
     // The last entry moves into the gap: its slot now names `pos`.
     if (capacity_ != 0) {
       const size_t moved = SlotOf(Tag(KeyAt(last)), last);
-      slots_[moved] = (slots_[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
+      Slots()[moved] = (Slots()[moved] & ~uint64_t{0xffffffff}) | (pos + 1);
     }
     Data()[pos] = std::move(Data()[last]);
   }
@@ -215,33 +226,32 @@ void KeyedTable<V>::erase(const_iterator it) {
   if (empty()) {
     clear();
   } else if (capacity_ > kMinCapacity && size() * 4 <= capacity_) {
-    // A node that ran many tasks and now runs few gives the room back.
+    // A node that ran many tasks and now runs few gives the room back (a table left with one
+    // entry holds it in place, without an index).
     ShrinkToFit();
-    Rehash(capacity_ / 2);
+    if (capacity_ != 0) Rehash(capacity_ / 2);
   }
 }
 
 template <class V>
 void KeyedTable<V>::clear() {
   DropEntries();
-  slots_.reset();
-  capacity_ = 0;
 }
 
 template <class V>
 size_t KeyedTable<V>::SlotOf(uint32_t tag, uint32_t pos) const {
   const uint64_t want = (uint64_t{tag} << 32) | (pos + 1);
   for (size_t i = tag & mask();; i = (i + 1) & mask()) {
-    VC_CHECK(slots_[i] != 0, "keyed table: an entry has no slot");
-    if (slots_[i] == want) return i;
+    VC_CHECK(Slots()[i] != 0, "keyed table: an entry has no slot");
+    if (Slots()[i] == want) return i;
   }
 }
 
 template <class V>
 void KeyedTable<V>::Insert(uint32_t tag, uint32_t pos) {
   size_t i = tag & mask();
-  while (slots_[i] != 0) i = (i + 1) & mask();
-  slots_[i] = (uint64_t{tag} << 32) | (pos + 1);
+  while (Slots()[i] != 0) i = (i + 1) & mask();
+  Slots()[i] = (uint64_t{tag} << 32) | (pos + 1);
 }
 
 template <class V>
@@ -251,22 +261,23 @@ void KeyedTable<V>::EraseSlot(size_t i) {
   size_t j = i;
   for (;;) {
     j = (j + 1) & mask();
-    const uint64_t s = slots_[j];
+    const uint64_t s = Slots()[j];
     if (s == 0) break;
     const size_t home = static_cast<uint32_t>(s >> 32) & mask();
     const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
     if (stays) continue;
-    slots_[i] = s;
+    Slots()[i] = s;
     i = j;
   }
-  slots_[i] = 0;
+  Slots()[i] = 0;
 }
 
 template <class V>
 void KeyedTable<V>::Rehash(uint32_t capacity) {
   // From the old slots, which hold every entry's tag: no key is read (or hashed) again; a
   // table without an index yet hashes its few keys.
-  std::unique_ptr<uint64_t[]> old = std::exchange(slots_, std::make_unique<uint64_t[]>(capacity));
+  VC_CHECK(on_heap_, "keyed table: an index for entries held in place");
+  std::unique_ptr<uint64_t[]> old(std::exchange(heap_.slots, new uint64_t[capacity]()));
   const uint32_t old_capacity = std::exchange(capacity_, capacity);
   if (old_capacity == 0) {
     for (size_t pos = 0, n = size(); pos < n; ++pos) Insert(Tag(KeyAt(pos)), static_cast<uint32_t>(pos));

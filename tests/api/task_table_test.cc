@@ -229,6 +229,26 @@ TEST(TaskTableTest, AOneEntryTableHoldsItInPlace) {
   ExpectSame(moved, {});
 }
 
+// A table with an index that shrinks to one entry holds it in place again, and its index goes
+// (only a table on the heap has one): it finds the entry, copies, and grows again.
+TEST(TaskTableTest, ATableShrunkToOneEntryHoldsItInPlaceAgain) {
+  TaskTable table;
+  table.reserve(100);  // an index of 256 slots: erasing to one entry gives the room back
+  ASSERT_TRUE(table.try_emplace(Task("p0", 0)).second);
+  ASSERT_TRUE(table.try_emplace(Task("p1", 1)).second);
+  table.erase(table.find("ns/p1"));
+  ExpectSame(table, {{"ns/p0", 0}});
+  const auto* p = reinterpret_cast<const char*>(&table.begin()->second);
+  EXPECT_TRUE(p >= reinterpret_cast<const char*>(&table) && p < reinterpret_cast<const char*>(&table + 1));
+  TaskTable copy(table);
+  ExpectSame(copy, {{"ns/p0", 0}});
+  for (int i = 1; i < 10; ++i) ASSERT_TRUE(table.try_emplace(Task("p" + std::to_string(i), i)).second);
+  EXPECT_FALSE(table.try_emplace(Task("p5", 7)).second);
+  ExpectSame(copy, {{"ns/p0", 0}});
+  EXPECT_EQ(table.size(), 10u);
+  EXPECT_EQ(table.find("ns/p9")->second.priority, 9);
+}
+
 // Thousands of random adds, erasures, replacements and copies against std::map: long probe
 // runs, backward-shift deletion across the index's wrap, growth and shrinking all happen.
 TEST(TaskTableTest, RandomOperationsAgreeWithAMap) {
