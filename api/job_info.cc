@@ -64,18 +64,19 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     return min_resources.status().WithPrefix(
         fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
   }
-  ns_ = pg->metadata.namespace_;
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
   min_available_ = pg->spec.min_member;
-  if (pg->spec.min_task_member().empty() && pg->spec.min_resources().empty()) {
-    gang_.reset();
-  } else {
-    auto gang = boost::intrusive_ptr<GangSpec>(new GangSpec());
-    gang->task_min_available = pg->spec.min_task_member();
-    gang->min_resources = std::move(min_resources).value();
-    gang_ = std::move(gang);
+  if (!pg->spec.min_task_member().empty() || !pg->spec.min_resources().empty()) {
+    Rare& rare = MutableRare();
+    rare.task_min_available = pg->spec.min_task_member();
+    rare.min_resources = std::move(min_resources).value();
+  } else if (rare_ != nullptr && rare_->fit_errors.empty()) {
+    rare_.reset();
+  } else if (rare_ != nullptr) {
+    Rare& rare = MutableRare();
+    rare.task_min_available = {};
+    rare.min_resources = Resource();
   }
-  creation_timestamp_ = pg->metadata.creation_timestamp;
   phase_ = pg->status.phase;
   pod_group_ = std::move(pg);
   // The gang's tasks arrive one by one, and a table grown a quarter at a time would copy
@@ -89,7 +90,22 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
 
 const std::map<std::string, int32_t, std::less<>>& JobInfo::task_min_available() const {
   static const std::map<std::string, int32_t, std::less<>> kNone;
-  return gang_ != nullptr ? gang_->task_min_available.get() : kNone;
+  return rare_ != nullptr ? rare_->task_min_available.get() : kNone;
+}
+
+const std::string& JobInfo::namespace_() const {
+  static const std::string kNone;
+  if (pod_group_ == nullptr) return kNone;
+  return pod_group_->metadata.namespace_;
+}
+
+JobInfo::Rare& JobInfo::MutableRare() {
+  if (rare_ == nullptr) {
+    rare_ = new Rare();
+  } else if (rare_->use_count() > 1) {
+    rare_ = new Rare(*rare_);  // a fresh count: intrusive_ref_counter's copy starts at 0
+  }
+  return *rare_;
 }
 
 std::string_view JobInfo::name() const {
@@ -129,8 +145,8 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
   total_request_.SubUnchecked(t.resreq());
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq());
-  if (fit_errors_.find(uid) != fit_errors_.end()) {
-    auto& errors = fit_errors_.mut();
+  if (rare_ != nullptr && rare_->fit_errors.find(uid) != rare_->fit_errors.end()) {
+    auto& errors = MutableRare().fit_errors;
     errors.erase(errors.find(uid));
   }
   tasks_.erase(it);
@@ -216,7 +232,7 @@ bool JobInfo::IsPending() const { return phase_.empty() || phase_ == "Pending"; 
 
 void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   if (tasks_.find(uid) == tasks_.end()) return;
-  auto& errors = fit_errors_.mut();
+  auto& errors = MutableRare().fit_errors;
   if (auto it = errors.find(uid); it != errors.end()) {
     it->second = std::move(reason);
   } else {
@@ -232,8 +248,9 @@ const std::string* JobInfo::TaskFitError(std::string_view uid, const TaskFitErro
       if (task == uid) return &reason;
     }
   }
-  auto it = fit_errors_.find(uid);
-  return it == fit_errors_.end() ? nullptr : &it->second;
+  if (rare_ == nullptr) return nullptr;
+  auto it = rare_->fit_errors.find(uid);
+  return it == rare_->fit_errors.end() ? nullptr : &it->second;
 }
 
 std::string JobInfo::FitError(const TaskFitErrors* session) const {

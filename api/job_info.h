@@ -55,14 +55,18 @@ class JobInfo {
   const JobId& uid() const { return uid_.get(); }
   // The PodGroup's name; without one, the name part of the id ("<namespace>/<name>").
   std::string_view name() const;
-  const std::string& namespace_() const { return ns_; }
+  // The PodGroup's namespace, "" without one (as for a job whose PodGroup was deleted).
+  const std::string& namespace_() const;
   const std::string& queue() const { return queue_; }
   int32_t priority() const { return priority_; }
   void set_priority(int32_t p) { priority_ = p; }
   int32_t min_available() const { return min_available_; }
   const std::map<std::string, int32_t, std::less<>>& task_min_available() const;
-  const Resource& min_resources() const { return gang_ != nullptr ? gang_->min_resources : Resource::Zero(); }
-  k8s::TimeMs creation_timestamp() const { return creation_timestamp_; }
+  const Resource& min_resources() const { return rare_ != nullptr ? rare_->min_resources : Resource::Zero(); }
+  // The PodGroup's creation time, 0 without one.
+  k8s::TimeMs creation_timestamp() const {
+    return pod_group_ != nullptr ? pod_group_->metadata.creation_timestamp : 0;
+  }
   // PodGroup status.phase, "" when no PodGroup.
   const std::string& pod_group_phase() const { return phase_; }
 
@@ -110,23 +114,25 @@ class JobInfo {
   // (k8s::InternShared): the job's tasks and its cache slot hold the same string.
   // The name is not kept beside it: it is the PodGroup's, or the id's own.
   k8s::Shared<JobId> uid_;
-  // Namespace, queue and phase repeat from job to job: interned (api/k8s/interned.h), one
-  // pointer each instead of three 32-byte std::strings.
-  k8s::Interned ns_;  // not namespace_: that name is the accessor
+  // Queue and phase repeat from job to job: interned (api/k8s/interned.h), one pointer each
+  // instead of two 32-byte std::strings. The namespace and the creation time are read from
+  // the PodGroup (a session reads neither of every job).
   k8s::Interned queue_;
   int32_t priority_ = 0;
   int32_t min_available_ = 0;
-  // The PodGroup's minTaskMember and minResources, which few groups set: one pointer, null
-  // when the group sets neither, that copies of the job share (the block is never changed
-  // once made). A JobInfo is then 272 bytes and its make_shared block tcmalloc's 288-byte
-  // class: 280 and 320 with the two as pointers of their own, 320 and 352 with a Resource
-  // inline, 512 with the maps inline.
-  struct GangSpec : boost::intrusive_ref_counter<GangSpec, boost::thread_safe_counter> {
+  // What few jobs have: the PodGroup's minTaskMember and minResources, and the fit errors a
+  // session recorded. One pointer, null when the job has none of them, that copies of the job
+  // share (copied before a write while shared). A JobInfo is then 240 bytes and its
+  // make_shared block tcmalloc's 256-byte class: 272 and 288 with the fit errors, the
+  // namespace and the creation time beside it, 320 with a Resource inline.
+  struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     k8s::Shared<std::map<std::string, int32_t, std::less<>>> task_min_available;
     Resource min_resources;
+    std::map<std::string, std::string, std::less<>> fit_errors;  // task uid → reason
   };
-  boost::intrusive_ptr<const GangSpec> gang_;
-  k8s::TimeMs creation_timestamp_ = 0;
+  boost::intrusive_ptr<Rare> rare_;
+  // The block to write: this job's own (made, or copied when shared).
+  Rare& MutableRare();
   std::shared_ptr<const k8s::PodGroup> pod_group_;
   // pod_group_->status.phase ("" without one), kept beside the job: the session reads it of
   // every job, and the PodGroup is one more pointer away (the PodGroup is immutable).
@@ -136,7 +142,6 @@ class JobInfo {
   // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
   // the tasks come, go and change status, not by a scan).
   int32_t pending_best_effort_ = 0;
-  k8s::Shared<std::map<std::string, std::string, std::less<>>> fit_errors_;
   Resource allocated_;
   Resource total_request_;
 };

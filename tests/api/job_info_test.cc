@@ -107,7 +107,7 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
 
 // minResources and minTaskMember are kept only when the PodGroup sets them; a later PodGroup
 // without them clears them, and a copy of the job keeps what it had. Copies share them (one
-// block, never changed once made) with each other and the map with the PodGroup.
+// block, copied before a write while shared) with each other, and the map with the PodGroup.
 TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
   JobInfo job("ns/pg");
   EXPECT_TRUE(job.min_resources() == Resource());
@@ -145,7 +145,7 @@ TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
 
 // A job keeps no name of its own: the PodGroup's while it has one, else its id's.
 TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
-  static_assert(sizeof(JobInfo) <= 272);  // with the control block, tcmalloc's 288-byte class
+  static_assert(sizeof(JobInfo) <= 240);  // with the control block, tcmalloc's 256-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
@@ -342,6 +342,57 @@ TEST(JobInfoTest, PhaseFollowsSetAndUnsetPodGroup) {
   job.UnsetPodGroup();
   EXPECT_EQ(job.pod_group_phase(), "");
   EXPECT_TRUE(job.IsPending());
+}
+
+// The namespace and the creation time are the PodGroup's: a job without one (never set, or
+// unset) has "" and 0.
+TEST(JobInfoTest, NamespaceAndCreationTimeAreThePodGroups) {
+  JobInfo job("ns/pg");
+  EXPECT_EQ(job.namespace_(), "");
+  EXPECT_EQ(job.creation_timestamp(), 0);
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
+  pg->metadata.creation_timestamp = 1700000000555;
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  EXPECT_EQ(job.namespace_(), "ns");
+  EXPECT_EQ(job.creation_timestamp(), 1700000000555);
+  const JobInfo copy = job;
+  job.UnsetPodGroup();
+  EXPECT_EQ(job.namespace_(), "");
+  EXPECT_EQ(job.creation_timestamp(), 0);
+  EXPECT_EQ(copy.namespace_(), "ns");
+  EXPECT_EQ(copy.creation_timestamp(), 1700000000555);
+}
+
+// Fit errors share one block with minResources and minTaskMember, which copies of the job share
+// until one of them writes: a copy's fit errors are its own, and the gang's fields stay.
+TEST(JobInfoTest, FitErrorsOfACopyAreItsOwn) {
+  JobInfo job("ns/pg");
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(2));
+  pg->spec.mutable_rare().min_resources = RL({{"cpu", "2"}});
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  ASSERT_TRUE(job.AddTask(Task("t0", TaskStatus::kPending)).ok());
+  ASSERT_TRUE(job.AddTask(Task("t1", TaskStatus::kPending)).ok());
+  JobInfo copy = job;
+  copy.SetTaskFitError("uid-t0", "no node");
+  EXPECT_EQ(job.TaskFitError("uid-t0"), nullptr);
+  ASSERT_NE(copy.TaskFitError("uid-t0"), nullptr);
+  EXPECT_EQ(*copy.TaskFitError("uid-t0"), "no node");
+  EXPECT_EQ(copy.min_resources().milli_cpu(), 2000);
+  EXPECT_EQ(job.min_resources().milli_cpu(), 2000);
+
+  // A PodGroup without a gang clears the gang's fields and keeps the fit errors; deleting the
+  // task drops its error, in this copy only.
+  JobInfo other = copy;
+  ASSERT_TRUE(copy.SetPodGroup(MakePodGroup(2)).ok());
+  EXPECT_TRUE(copy.min_resources() == Resource());
+  EXPECT_EQ(*copy.TaskFitError("uid-t0"), "no node");
+  ASSERT_TRUE(copy.DeleteTask("uid-t0").ok());
+  EXPECT_EQ(copy.TaskFitError("uid-t0"), nullptr);
+  ASSERT_NE(other.TaskFitError("uid-t0"), nullptr);
+  EXPECT_EQ(other.min_resources().milli_cpu(), 2000);
+  // A job with neither keeps no block: minResources reads as zero, no error is recorded.
+  ASSERT_TRUE(copy.SetPodGroup(MakePodGroup(2)).ok());
+  EXPECT_EQ(copy.TaskFitError("uid-t1"), nullptr);
 }
 
 // ------------------------------------------------------------ add / update / delete
