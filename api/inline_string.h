@@ -2,9 +2,10 @@
 // InlineChars<N>: a string that keeps up to N - 2 characters inside its N bytes, and longer
 // ones in a heap block of their own, as a std::string does beyond 15.
 //
-// - InlineString (32 bytes, 30 characters, std::string's size): for a field unique to each
-//   object whose values are mostly 16–30 characters — a task's "namespace/name" key — that
-//   is one heap block less per object (32 bytes for a key of 16–31 characters).
+// - TaskKeyString (28 bytes, 26 characters): for a field unique to each object whose values
+//   are mostly 16–26 characters — a task's "namespace/name" key — that is one heap block
+//   less per object (32 bytes for a key of 16–31 characters). 28 bytes, not a std::string's
+//   32, so that a TaskMeta is 112 bytes (api/task_info.h).
 // - ShortString (16 bytes, 14 characters): for an object's uid and resourceVersion, half a
 //   std::string each. A resourceVersion (an etcd revision) is inline; a uid (36 characters)
 //   takes the same heap block as a std::string's.
@@ -179,9 +180,9 @@ class InlineChars {
   char bytes_[N];
 };
 
-using InlineString = InlineChars<32>;
+using TaskKeyString = InlineChars<28>;
 using ShortString = InlineChars<16>;
-static_assert(sizeof(InlineString) == 32);
+static_assert(sizeof(TaskKeyString) == 28);
 static_assert(sizeof(ShortString) == 16);
 
 template <size_t N>

@@ -206,6 +206,13 @@ NonZeroRequest PodNonZeroRequest(const k8s::Pod& pod) {
   return NonZeroRequest{total.milli_cpu, total.memory};
 }
 
+std::string_view TaskMeta::role() const {
+  const k8s::ObjectMeta& m = pod->metadata;
+  if (auto it = m.annotations.find(kTaskSpecKey); it != m.annotations.end()) return it->second;
+  if (auto it = m.labels.find(kTaskSpecKey); it != m.labels.end()) return it->second;
+  return {};
+}
+
 const std::vector<HostPort>& TaskMeta::host_ports() const {
   static const std::vector<HostPort> kNone;
   return node_facts != nullptr ? node_facts->host_ports : kNone;
@@ -221,10 +228,9 @@ namespace {
 // What FromPod reads from a pod's annotations and labels. A job's pods share those maps
 // (k8s::Compact), so each thread remembers the facts of the maps it last read, holding and
 // comparing their blocks as RequestMemo (below) does its lists; not when a value was
-// invalid, whose warning names each pod. `group` views the maps, `role` points into them.
+// invalid, whose warning names each pod. `group` views the maps.
 struct LabelFacts {
   std::string_view group;
-  const std::string* role = nullptr;
   std::optional<int32_t> priority;  // the task-priority annotation, when valid
   bool preemptable = true;
 };
@@ -242,11 +248,6 @@ LabelFacts LabelFactsOf(const k8s::Pod& p) {
   }
   LabelFacts f;
   f.group = Lookup(m.annotations, kGroupNameAnnotation);
-  if (auto it = m.annotations.find(kTaskSpecKey); it != m.annotations.end()) {
-    f.role = &it->second;
-  } else if (auto l = m.labels.find(kTaskSpecKey); l != m.labels.end()) {
-    f.role = &l->second;
-  }
   bool clean = true;
   f.priority = PriorityAnnotation(p, &clean);
   f.preemptable = PodPreemptable(p, &clean);
@@ -306,11 +307,10 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (Status s = RequestsOf(p, &meta->resreq, &non_zero); !s.ok()) {
     return s.WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
   }
-  meta->key = InlineString::Join(p.metadata.namespace_, '/', p.metadata.name);
+  meta->key = TaskKeyString::Join(p.metadata.namespace_, '/', p.metadata.name);
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
   // A view into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
-  meta->role_value = facts.role;
   TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
   AddHostPorts(p.spec.containers, &extra.host_ports);

@@ -1,5 +1,5 @@
 // InlineChars<N>: up to N - 2 characters in the object itself, longer ones on the heap; a
-// value type that reads as a std::string_view. Both sizes in use: InlineString (32 bytes, a
+// value type that reads as a std::string_view. Both sizes in use: TaskKeyString (28 bytes, a
 // task's key) and ShortString (16 bytes, an object's uid and resourceVersion).
 #include "api/inline_string.h"
 
@@ -18,7 +18,7 @@ namespace {
 
 template <class S>
 class InlineCharsTest : public ::testing::Test {};
-using Sizes = ::testing::Types<InlineString, ShortString>;
+using Sizes = ::testing::Types<TaskKeyString, ShortString>;
 TYPED_TEST_SUITE(InlineCharsTest, Sizes);
 
 TYPED_TEST(InlineCharsTest, ShortAndLongValuesReadBack) {
@@ -107,20 +107,23 @@ TYPED_TEST(InlineCharsTest, ReadsAsTheStringItReplaced) {
   EXPECT_EQ(std::hash<S>{}(s), std::hash<std::string_view>{}(uid));
 }
 
-TEST(InlineStringTest, JoinBuildsTheKeyInPlace) {
-  InlineString k = InlineString::Join("default", '/', "job-000001-3");
+TEST(TaskKeyStringTest, JoinBuildsTheKeyInPlace) {
+  TaskKeyString k = TaskKeyString::Join("default", '/', "job-000001-3");
   EXPECT_EQ(k.view(), "default/job-000001-3");
   EXPECT_TRUE(k.is_inline());
   const std::string long_name(40, 'n');
-  InlineString l = InlineString::Join("ns", '/', long_name);
+  TaskKeyString l = TaskKeyString::Join("ns", '/', long_name);
   EXPECT_EQ(l.view(), "ns/" + long_name);
   EXPECT_FALSE(l.is_inline());
   EXPECT_EQ(l.data()[l.size()], '\0');
-  EXPECT_EQ(InlineString::Join("", '/', "").view(), "/");
+  EXPECT_EQ(TaskKeyString::Join("", '/', "").view(), "/");
+  // 26 characters inline, 27 on the heap.
+  EXPECT_TRUE(TaskKeyString::Join("default", '/', std::string(18, 'n')).is_inline());
+  EXPECT_FALSE(TaskKeyString::Join("default", '/', std::string(19, 'n')).is_inline());
 }
 
-TEST(InlineStringTest, ComparesAsItsCharacters) {
-  InlineString a("ns/a"), b("ns/b"), a2(std::string("ns/a"));
+TEST(TaskKeyStringTest, ComparesAsItsCharacters) {
+  TaskKeyString a("ns/a"), b("ns/b"), a2(std::string("ns/a"));
   EXPECT_TRUE(a == a2);
   EXPECT_FALSE(a == b);
   EXPECT_TRUE(a == std::string_view("ns/a"));

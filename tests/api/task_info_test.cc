@@ -58,8 +58,8 @@ Resource RequestOf(const k8s::Pod& pod) {
 // Two copies per task (entries of the job's and the node's TaskTable) plus every snapshot's
 // private copies: each byte here is two bytes per task. The request is in TaskMeta.
 static_assert(sizeof(TaskInfo) == 24);
-// One per task, with its count and the request: tcmalloc's 128-byte class.
-static_assert(sizeof(TaskMeta) <= 128);
+// One per task, with its count and the request: tcmalloc's 112-byte class.
+static_assert(sizeof(TaskMeta) <= 112);
 
 TaskInfo TaskOf(k8s::Pod pod) {
   Result<TaskInfo> t = TaskInfo::FromPod(std::make_shared<const k8s::Pod>(std::move(pod)));
