@@ -11,8 +11,7 @@ NodeInfo& SchedulerCache::Impl::WritableNode(const std::string& name, NodeSlot& 
     s.info = std::make_shared<NodeInfo>(*s.info);
     s.published = false;
   }
-  s.gen = NextGen();
-  node_log.Append(s);
+  node_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
   (void)name;
   return *s.info;
@@ -23,8 +22,7 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
     s.info = std::make_shared<JobInfo>(*s.info);
     s.published = false;
   }
-  s.gen = NextGen();
-  job_log.Append(s);
+  job_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
   return *s.info;
 }
@@ -41,9 +39,8 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
   auto entry = nodes.try_emplace(name).first;
   NodeSlot& s = entry->second;
   s.info = std::move(info);
-  s.gen = NextGen();
+  node_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
-  node_log.Append(s);
   return s;
 }
 
@@ -55,9 +52,8 @@ SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::Shared<std::st
   JobSlot& s = entry->second;
   s.info = std::make_shared<JobInfo>(id);
   s.id = std::move(id);  // the block, and so the characters the key views, stay put
-  s.gen = NextGen();
+  job_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
-  job_log.Append(s);
   return s;
 }
 

@@ -58,10 +58,10 @@ template <typename T>
 std::vector<Slot<T>*> ChangedSince(const ChangeLog<T>& log, uint64_t since, uint64_t writes) {
   std::vector<Slot<T>*> out;
   out.reserve(static_cast<size_t>(std::min<uint64_t>(log.live(), writes)));
-  log.ForEachSince(since, [&out](const typename ChangeLog<T>::Entry& e) {
-    __builtin_prefetch(e.slot);
-    __builtin_prefetch(reinterpret_cast<const char*>(e.slot) + 64);
-    out.push_back(e.slot);
+  log.ForEachSince(since, [&out](Slot<T>* s) {
+    __builtin_prefetch(s);
+    __builtin_prefetch(reinterpret_cast<const char*>(s) + 64);
+    out.push_back(s);
   });
   for (Slot<T>* s : out) {
     // The version's reference count (in front of it) and generation (its first field), both

@@ -19,7 +19,7 @@ using NodeSlot = Slot<NodeInfo>;
 // The slots ForEachSince(since) visits, newest first.
 std::vector<const NodeSlot*> Since(const ChangeLog<NodeInfo>& log, uint64_t since) {
   std::vector<const NodeSlot*> out;
-  log.ForEachSince(since, [&out](const ChangeLog<NodeInfo>::Entry& e) { out.push_back(e.slot); });
+  log.ForEachSince(since, [&out](const NodeSlot* s) { out.push_back(s); });
   return out;
 }
 
@@ -27,12 +27,9 @@ TEST(ChangeLogTest, EachChangedSlotOnceNewestFirst) {
   std::deque<NodeSlot> slots(3);
   ChangeLog<NodeInfo> log;
   uint64_t gen = 0;
-  for (NodeSlot& s : slots) {
-    s.gen = ++gen;
-    log.Append(s);
-  }
-  slots[0].gen = ++gen;  // 4: slot 0 changes again
-  log.Append(slots[0]);
+  for (NodeSlot& s : slots) log.Append(s, ++gen);
+  log.Append(slots[0], ++gen);  // 4: slot 0 changes again
+  EXPECT_EQ(slots[0].gen, 4u);
   EXPECT_EQ(Since(log, 0), (std::vector<const NodeSlot*>{&slots[0], &slots[2], &slots[1]}));
   EXPECT_EQ(Since(log, 2), (std::vector<const NodeSlot*>{&slots[0], &slots[2]}));
   EXPECT_EQ(Since(log, 4), std::vector<const NodeSlot*>{});
@@ -58,8 +55,7 @@ TEST(ChangeLogTest, MatchesAModelAcrossCompactions) {
       slots[i] = NodeSlot();
       live[i] = false;
     } else {
-      slots[i].gen = ++gen;
-      log.Append(slots[i]);
+      log.Append(slots[i], ++gen);
       live[i] = true;
     }
     max_size = std::max(max_size, log.size());
