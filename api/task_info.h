@@ -64,7 +64,7 @@ struct HostPort {
 // one word, and every copy of a task holds one.
 struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_counter> {
   // uid, name and namespace are read from the pod (not copied).
-  const ShortString& uid() const { return pod->metadata.uid; }
+  const UidString& uid() const { return pod->metadata.uid; }
   const ShortString& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }
 
@@ -150,7 +150,7 @@ struct TaskInfo {
   // The request (TaskMeta::resreq). A task whose request changes is a new pod version, so a
   // new TaskMeta: the request cannot be changed on one copy of a task.
   const Resource& resreq() const { return meta->resreq; }
-  const ShortString& uid() const { return meta->uid(); }
+  const UidString& uid() const { return meta->uid(); }
   const ShortString& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }
   std::string_view key() const { return meta->key; }

@@ -74,9 +74,9 @@ void SchedulerCache::Impl::EraseNodeSlot(const std::string& name) {
   LogRemoval(true, name);
 }
 
-const ShortString& SchedulerCache::Impl::PodGroupUid(const JobSlot& s) const {
+const UidString& SchedulerCache::Impl::PodGroupUid(const JobSlot& s) const {
   if (const auto& pg = s.info->pod_group()) return pg->metadata.uid;
-  static const ShortString kNone;
+  static const UidString kNone;
   auto it = departed_pod_groups.find(s.id.get());
   return it != departed_pod_groups.end() ? it->second : kNone;
 }

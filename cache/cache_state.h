@@ -202,7 +202,7 @@ struct SchedulerCache::JobSlot : Slot<JobInfo> {
 // TaskMeta rather than copied (two strings per task less).
 struct TaskLoc {
   TaskMetaPtr meta;
-  const ShortString& uid() const { return meta->uid(); }
+  const UidString& uid() const { return meta->uid(); }
   const JobId& job() const { return meta->job.get(); }
   // Keyed by the task's "namespace/name" (api/keyed_table.h).
   static std::string_view TableKey(const TaskLoc& l, uint8_t) { return l.meta->key; }
@@ -244,10 +244,10 @@ struct SchedulerCache::Impl {
   // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
   // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job; a
   // slot's map node is then 112 bytes, not 128).
-  std::unordered_map<std::string_view, ShortString> departed_pod_groups
+  std::unordered_map<std::string_view, UidString> departed_pod_groups
       GUARDED_BY(mu);  // keys view JobSlot::id
   // The job's PodGroup's UID, or its last one's; "" if it never had one.
-  const ShortString& PodGroupUid(const JobSlot& s) const REQUIRES(mu);
+  const UidString& PodGroupUid(const JobSlot& s) const REQUIRES(mu);
   ChangeLog<NodeInfo> node_log GUARDED_BY(mu);
   ChangeLog<JobInfo> job_log GUARDED_BY(mu);
   struct Removal {

@@ -204,7 +204,7 @@ Status SchedulerCache::DeletePodGroup(const k8s::PodGroup& pg) {
   if (it == impl_->jobs.end() || !it->second.info->pod_group()) {
     return Count(impl_->counters, Status::NotFound("PodGroup " + id + ": not in the cache"));
   }
-  const ShortString pg_uid = it->second.info->pod_group()->metadata.uid;
+  const UidString pg_uid = it->second.info->pod_group()->metadata.uid;
   impl_->WritableJob(it->second).UnsetPodGroup();
   impl_->departed_pod_groups.insert_or_assign(it->first, pg_uid);
   deleted_jobs_->Add(id + "/" + pg_uid);

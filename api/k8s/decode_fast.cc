@@ -533,9 +533,9 @@ class Reader {
 //
 // Each reads the value of a member the reference reads with Get(): null leaves *out alone.
 
-// A string field, whatever its type (std::string, ShortString, Interned).
+// A string field, whatever its type (std::string, ShortString, UidString, Interned).
 template <class S>
-requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> ||
+requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> || std::is_same_v<S, UidString> ||
          std::is_same_v<S, Interned>) bool ReadStr(Reader& r, S* out) {
   if (r.Null()) return true;
   std::string_view v;
@@ -704,11 +704,19 @@ bool ReadMeta(Reader& r, ObjectMeta* m) {
     if (k == "namespace") return seen.Add(1) && ReadStr(r, &m->namespace_);
     if (k == "uid") return seen.Add(2) && ReadStr(r, &m->uid);
     if (k == "resourceVersion") return seen.Add(3) && ReadStr(r, &m->resource_version);
-    if (k == "generation") return seen.Add(4) && ReadInt64(r, &m->generation);
+    if (k == "generation") {
+      int64_t g = 0;
+      if (!seen.Add(4) || !ReadInt64(r, &g)) return false;
+      m->set_generation(g);
+      return true;
+    }
     if (k == "creationTimestamp") return seen.Add(5) && ReadTime(r, &m->creation_timestamp);
     if (k == "deletionTimestamp") return seen.Add(6) && ReadOpt<TimeMs>(r, &m->deletion_timestamp, ReadTime);
     if (k == "deletionGracePeriodSeconds") {
-      return seen.Add(7) && ReadOptInt64(r, &m->deletion_grace_period_seconds);
+      OptionalInt64 grace;
+      if (!seen.Add(7) || !ReadOptInt64(r, &grace)) return false;
+      m->set_deletion_grace_period_seconds(grace);
+      return true;
     }
     if (k == "labels") return seen.Add(8) && ReadStringMap(r, &m->labels);
     if (k == "annotations") return seen.Add(9) && ReadStringMap(r, &m->annotations);

@@ -143,9 +143,9 @@ const json* Find(const json& obj, std::string_view key) {
 
 // ----------------------------------------------------------------------- scalar values
 
-// A string field, whatever its type (std::string, ShortString, Interned).
+// A string field, whatever its type (std::string, ShortString, UidString, Interned).
 template <class S>
-requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> ||
+requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> || std::is_same_v<S, UidString> ||
          std::is_same_v<S, Interned>) Status Conv(const Ctx& c, const json& v, const Path& p, S* out) {
   if (!v.is_string()) return TypeError(c, p, "string", v);
   *out = v.get_ref<const std::string&>();
@@ -364,10 +364,14 @@ Status DecodeMeta(const Ctx& c, const json& m, const Path& p, bool require_name,
   VC_RETURN_IF_ERROR(Get(c, m, p, "namespace", &meta->namespace_));
   VC_RETURN_IF_ERROR(Get(c, m, p, "uid", &meta->uid));
   VC_RETURN_IF_ERROR(Get(c, m, p, "resourceVersion", &meta->resource_version));
-  VC_RETURN_IF_ERROR(Get(c, m, p, "generation", &meta->generation));
+  int64_t generation = 0;
+  VC_RETURN_IF_ERROR(Get(c, m, p, "generation", &generation));
+  meta->set_generation(generation);
   VC_RETURN_IF_ERROR(GetTime(c, m, p, "creationTimestamp", &meta->creation_timestamp));
   VC_RETURN_IF_ERROR(GetTime(c, m, p, "deletionTimestamp", &meta->deletion_timestamp));
-  VC_RETURN_IF_ERROR(Get(c, m, p, "deletionGracePeriodSeconds", &meta->deletion_grace_period_seconds));
+  OptionalInt64 grace;
+  VC_RETURN_IF_ERROR(Get(c, m, p, "deletionGracePeriodSeconds", &grace));
+  meta->set_deletion_grace_period_seconds(grace);
   VC_RETURN_IF_ERROR(Get(c, m, p, "labels", &meta->labels));
   VC_RETURN_IF_ERROR(Get(c, m, p, "annotations", &meta->annotations));
   return ForEachObject(c, m, p, "ownerReferences", [&](const json& o, const Path& op) {

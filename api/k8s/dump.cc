@@ -71,10 +71,10 @@ json J(const ObjectMeta& m) {
           {"namespace", m.namespace_},
           {"uid", m.uid},
           {"resource_version", m.resource_version},
-          {"generation", m.generation},
+          {"generation", m.generation()},
           {"creation_timestamp", m.creation_timestamp},
           {"deletion_timestamp", J(m.deletion_timestamp)},
-          {"deletion_grace_period_seconds", J(m.deletion_grace_period_seconds)},
+          {"deletion_grace_period_seconds", J(m.deletion_grace_period_seconds())},
           {"labels", J(m.labels)},
           {"annotations", J(m.annotations)},
           {"owner_references", J(m.owner_references)}};

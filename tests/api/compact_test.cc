@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -47,6 +48,50 @@ Pod MakePod(const std::string& name, const std::string& image, const std::string
 
 // The spec's flags live in the padding of its priority ([[no_unique_address]]): writing one
 // never changes the other.
+// metadata.generation and deletionGracePeriodSeconds share 8 bytes: in the word while the
+// object is not being deleted, in a heap block while it is (or for a negative generation).
+// Copies and moves keep both.
+TEST(ObjectMetaLayoutTest, GenerationAndGracePeriodShareEightBytes) {
+  static_assert(sizeof(ObjectMeta) == 96);
+  static_assert(sizeof(Pod) == 208);  // with the control block, tcmalloc's 224-byte class
+  ObjectMeta m;
+  EXPECT_EQ(m.generation(), 0);
+  EXPECT_FALSE(m.deletion_grace_period_seconds().has_value());
+  m.set_generation(7);
+  EXPECT_EQ(m.generation(), 7);
+  EXPECT_FALSE(m.generation_and_grace.boxed());
+  m.set_deletion_grace_period_seconds(30);
+  EXPECT_TRUE(m.generation_and_grace.boxed());
+  EXPECT_EQ(m.generation(), 7);
+  EXPECT_EQ(m.deletion_grace_period_seconds(), 30);
+  ObjectMeta copy = m;
+  m.set_generation(8);
+  EXPECT_EQ(copy.generation(), 7);
+  EXPECT_EQ(copy.deletion_grace_period_seconds(), 30);
+  EXPECT_EQ(m.deletion_grace_period_seconds(), 30);
+  m.set_deletion_grace_period_seconds(std::nullopt);
+  EXPECT_FALSE(m.generation_and_grace.boxed());
+  EXPECT_EQ(m.generation(), 8);
+  m.set_deletion_grace_period_seconds(0);  // a forced deletion: zero is a value
+  EXPECT_EQ(m.deletion_grace_period_seconds(), 0);
+  EXPECT_EQ(m.generation(), 8);
+  const ObjectMeta moved = std::move(copy);
+  EXPECT_EQ(moved.generation(), 7);
+  EXPECT_EQ(moved.deletion_grace_period_seconds(), 30);
+  // The whole int64 range: the largest in the word, a negative one in the block.
+  ObjectMeta e;
+  e.set_generation(INT64_MAX);
+  EXPECT_FALSE(e.generation_and_grace.boxed());
+  EXPECT_EQ(e.generation(), INT64_MAX);
+  e.set_generation(-5);
+  EXPECT_TRUE(e.generation_and_grace.boxed());
+  EXPECT_EQ(e.generation(), -5);
+  EXPECT_FALSE(e.deletion_grace_period_seconds().has_value());
+  e = m;
+  EXPECT_EQ(e.generation(), 8);
+  EXPECT_EQ(e.deletion_grace_period_seconds(), 0);
+}
+
 TEST(PodSpecLayoutTest, PriorityAndFlagsAreIndependent) {
   Pod pod;
   pod.spec.has_node_affinity = true;

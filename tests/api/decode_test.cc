@@ -257,9 +257,9 @@ TEST(DecodeSharedData, WatchStream) {
   EXPECT_FALSE(first.metadata.deletion_timestamp.has_value());
   const Pod& deleting = std::get<Pod>(*events[2].object);
   EXPECT_EQ(deleting.metadata.deletion_timestamp, 1678463950000);  // 2023-03-10T15:59:10Z
-  EXPECT_EQ(deleting.metadata.deletion_grace_period_seconds, 30);
+  EXPECT_EQ(deleting.metadata.deletion_grace_period_seconds(), 30);
   const Pod& forced = std::get<Pod>(*events[4].object);
-  EXPECT_EQ(forced.metadata.deletion_grace_period_seconds, 0);
+  EXPECT_EQ(forced.metadata.deletion_grace_period_seconds(), 0);
   EXPECT_EQ(forced.metadata.deletion_timestamp, Ts("2023-03-10T15:58:40Z"));
 
   auto objs = MustDecodeFile(path);
@@ -271,7 +271,7 @@ TEST(DecodeSharedData, PodGroupRunning) {
   const PodGroup pg = SingleOf<PodGroup>("volcano-with-status/podgroup-ray-test-cluster-0-running.yaml");
   EXPECT_EQ(pg.metadata.name, "ray-test-cluster-0-pg");
   EXPECT_EQ(pg.metadata.namespace_, "test");
-  EXPECT_EQ(pg.metadata.generation, 2);
+  EXPECT_EQ(pg.metadata.generation(), 2);
   EXPECT_EQ(pg.metadata.resource_version, "4427347");
   ASSERT_EQ(pg.metadata.owner_references.size(), 1u);
   EXPECT_EQ(pg.metadata.owner_references[0].kind, "RayCluster");
@@ -308,7 +308,7 @@ TEST(DecodeSharedData, PodGroupPendingUnschedulable) {
 TEST(DecodeSharedData, PodGroupRunningAfterUnschedulable) {
   const PodGroup pg =
       SingleOf<PodGroup>("volcano-with-status/podgroup-ray-test-cluster-1-running-after-unschedulable.yaml");
-  EXPECT_EQ(pg.metadata.generation, 9);
+  EXPECT_EQ(pg.metadata.generation(), 9);
   EXPECT_EQ(pg.status.phase, "Running");
   EXPECT_EQ(pg.status.running, 3);
   ASSERT_EQ(pg.status.conditions.size(), 2u);
@@ -448,7 +448,7 @@ TEST(DecodeFields, FullPod) {
   auto r = DecodePod(kFullPod);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Pod& p = *r;
-  EXPECT_EQ(p.metadata.generation, 4);
+  EXPECT_EQ(p.metadata.generation(), 4);
   EXPECT_EQ(p.metadata.creation_timestamp, Ts("2024-01-02T03:04:05Z") + 678);
   EXPECT_EQ(p.spec.scheduler_name, "volcano");
   EXPECT_EQ(p.spec.priority, 100);

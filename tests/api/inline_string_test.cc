@@ -1,6 +1,7 @@
 // InlineChars<N>: up to N - 2 characters in the object itself, longer ones on the heap; a
 // value type that reads as a std::string_view. Both sizes in use: TaskKeyString (28 bytes, a
-// task's key) and ShortString (16 bytes, an object's uid and resourceVersion).
+// task's key) and ShortString (16 bytes, an object's name and resourceVersion). UidString (8
+// bytes, an object's uid) keeps every character on the heap and reads the same way.
 #include "api/inline_string.h"
 
 #include <fmt/format.h>
@@ -18,7 +19,7 @@ namespace {
 
 template <class S>
 class InlineCharsTest : public ::testing::Test {};
-using Sizes = ::testing::Types<TaskKeyString, ShortString>;
+using Sizes = ::testing::Types<TaskKeyString, ShortString, UidString>;
 TYPED_TEST_SUITE(InlineCharsTest, Sizes);
 
 TYPED_TEST(InlineCharsTest, ShortAndLongValuesReadBack) {

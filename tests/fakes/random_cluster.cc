@@ -262,7 +262,7 @@ std::shared_ptr<const k8s::PodGroup> RandomCluster::RandomPodGroup(const std::st
   auto cur = pod_groups_.find(ns + "/" + name);
   pg->metadata.uid = keep_uid && cur != pod_groups_.end()
                          ? cur->second->metadata.uid
-                         : ShortString("pg-uid-" + std::to_string(next_uid_++));
+                         : UidString("pg-uid-" + std::to_string(next_uid_++));
   pg->metadata.resource_version = std::to_string(next_rv_++);
   pg->metadata.creation_timestamp = 1'700'000'000'000 + static_cast<int64_t>(Uniform(1000));
   pg->spec.min_member = static_cast<int32_t>(Uniform(4));
