@@ -167,6 +167,9 @@ class KeyedTable {
   V* Data() { return on_heap_ ? heap_.data : &one_; }
   const V* Data() const { return on_heap_ ? heap_.data : &one_; }
   size_t Capacity() const { return on_heap_ ? heap_.cap : 1; }
+  // A new heap array of `room` entries, holding the `count` entries moved out of `from` (which
+  // are destroyed there; the caller frees their storage).
+  static V* Relocate(V* from, size_t count, size_t room);
   void Reserve(size_t n);     // room for n entries (moved to the heap when n > 1)
   void PushBack(const V& v);  // there is room
   void PopBack();

@@ -54,15 +54,20 @@ void KeyedTable<V>::PrefetchMetas() const {
 }
 
 template <class V>
+V* KeyedTable<V>::Relocate(V* from, size_t count, size_t room) {
+  V* fresh = static_cast<V*>(::operator new(room * sizeof(V)));
+  for (size_t i = 0; i < count; ++i) {
+    new (fresh + i) V(std::move(from[i]));
+    from[i].~V();
+  }
+  return fresh;
+}
+
+template <class V>
 void KeyedTable<V>::Reserve(size_t n) {
   if (n <= Capacity()) return;
   const size_t count = size();
-  V* fresh = static_cast<V*>(::operator new(n * sizeof(V)));
-  V* old = Data();
-  for (size_t i = 0; i < count; ++i) {
-    new (fresh + i) V(std::move(old[i]));
-    old[i].~V();
-  }
+  V* fresh = Relocate(Data(), count, n);
   uint64_t* slots = nullptr;  // an index stays (only a table on the heap has one)
   if (on_heap_) {
     ::operator delete(heap_.data);
@@ -110,12 +115,7 @@ void KeyedTable<V>::ShrinkToFit() {
       has_one_ = true;
     }
   } else {
-    V* fresh = static_cast<V*>(::operator new(old.size * sizeof(V)));
-    for (uint32_t i = 0; i < old.size; ++i) {
-      new (fresh + i) V(std::move(old.data[i]));
-      old.data[i].~V();
-    }
-    heap_.data = fresh;
+    heap_.data = Relocate(old.data, old.size, old.size);
     heap_.cap = old.size;
   }
   ::operator delete(old.data);
