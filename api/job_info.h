@@ -123,8 +123,8 @@ class JobInfo {
   // What few jobs have: the PodGroup's minTaskMember and minResources, and the fit errors a
   // session recorded. One pointer, null when the job has none of them, that copies of the job
   // share (copied before a write while shared). A JobInfo is then 240 bytes and its
-  // make_shared block tcmalloc's 256-byte class: 272 and 288 with the fit errors, the
-  // namespace and the creation time beside it, 320 with a Resource inline.
+  // make_shared block tcmalloc's 256-byte class (264 bytes and the 288-byte class with the fit
+  // errors, the namespace and the creation time as fields of their own).
   struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     k8s::Shared<std::map<std::string, int32_t, std::less<>>> task_min_available;
     Resource min_resources;

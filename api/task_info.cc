@@ -310,7 +310,6 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   meta->key = TaskKeyString::Join(p.metadata.namespace_, '/', p.metadata.name);
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
-  // A view into the pod, which meta->pod keeps alive (set below, before anyone sees meta).
   TaskMeta::NodeFacts extra;
   AddHostPorts(p.spec.init_containers, &extra.host_ports);
   AddHostPorts(p.spec.containers, &extra.host_ports);

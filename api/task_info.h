@@ -87,9 +87,8 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   // What a node accounts beyond the request, which most pods do not have: host ports, PVCs
   // ("namespace/claim"), pod (anti-)affinity, and a non-zero request other than the
   // request's cpu and memory. One pointer for all of it, null when the pod has none of it,
-  // so a TaskMeta with its count and request is 128 bytes (a tcmalloc class; 144 with the
-  // non-zero request kept for every pod, 160 with a shared_ptr here and a string_view for
-  // the role).
+  // so that a TaskMeta with its count and request is 112 bytes (a tcmalloc class; 128 with
+  // the non-zero request kept for every pod).
   struct NodeFacts {
     std::vector<HostPort> host_ports;
     std::vector<std::string> pvcs;

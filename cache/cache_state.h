@@ -242,8 +242,7 @@ struct SchedulerCache::Impl {
   static_assert(sizeof(JobSlot) == 64);
   // The UID of the PodGroup a job last had, for the jobs whose PodGroup was deleted while
   // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
-  // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job; a
-  // slot's map node is then 112 bytes, not 128).
+  // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job).
   std::unordered_map<std::string_view, UidString> departed_pod_groups
       GUARDED_BY(mu);  // keys view JobSlot::id
   // The job's PodGroup's UID, or its last one's; "" if it never had one.
