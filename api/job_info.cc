@@ -65,7 +65,6 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
         fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
   }
   queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
-  min_available_ = pg->spec.min_member;
   if (!pg->spec.min_task_member().empty() || !pg->spec.min_resources().empty()) {
     Rare& rare = MutableRare();
     rare.task_min_available = pg->spec.min_task_member();
@@ -77,13 +76,12 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     rare.task_min_available = {};
     rare.min_resources = Resource();
   }
-  phase_ = pg->status.phase;
   pod_group_ = std::move(pg);
   // The gang's tasks arrive one by one, and a table grown a quarter at a time would copy
   // itself about eight times on the way to ten: room for minMember of them at once (bounded,
   // so that a wrong minMember cannot make it large).
-  if (min_available_ > 0)
-    tasks_.reserve(std::min<size_t>(static_cast<size_t>(min_available_), kTasksReservedAtMost));
+  if (const int32_t min = pod_group_->spec.min_member; min > 0)
+    tasks_.reserve(std::min<size_t>(static_cast<size_t>(min), kTasksReservedAtMost));
   ++generation_;
   return Status::Ok();
 }
@@ -91,6 +89,12 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
 const std::map<std::string, int32_t, std::less<>>& JobInfo::task_min_available() const {
   static const std::map<std::string, int32_t, std::less<>> kNone;
   return rare_ != nullptr ? rare_->task_min_available.get() : kNone;
+}
+
+const std::string& JobInfo::pod_group_phase() const {
+  static const std::string kNone;
+  if (pod_group_ == nullptr) return kNone;
+  return pod_group_->status.phase;
 }
 
 const std::string& JobInfo::namespace_() const {
@@ -117,7 +121,6 @@ std::string_view JobInfo::name() const {
 
 void JobInfo::UnsetPodGroup() {
   pod_group_ = nullptr;
-  phase_.clear();
   ++generation_;
 }
 
@@ -220,15 +223,18 @@ int32_t JobInfo::ValidTaskNum() const {
 
 int32_t JobInfo::PendingBestEffortTaskNum() const { return pending_best_effort_; }
 
-bool JobInfo::IsReady() const { return ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available_; }
+bool JobInfo::IsReady() const { return ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available(); }
 
 bool JobInfo::IsPipelined() const {
-  return WaitingTaskNum() + ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available_;
+  return WaitingTaskNum() + ReadyTaskNum() + PendingBestEffortTaskNum() >= min_available();
 }
 
-bool JobInfo::IsStarving() const { return WaitingTaskNum() + ReadyTaskNum() < min_available_; }
+bool JobInfo::IsStarving() const { return WaitingTaskNum() + ReadyTaskNum() < min_available(); }
 
-bool JobInfo::IsPending() const { return phase_.empty() || phase_ == "Pending"; }
+bool JobInfo::IsPending() const {
+  const std::string& phase = pod_group_phase();
+  return phase.empty() || phase == "Pending";
+}
 
 void JobInfo::SetTaskFitError(std::string_view uid, std::string reason) {
   if (tasks_.find(uid) == tasks_.end()) return;
@@ -260,7 +266,7 @@ std::string JobInfo::FitError(const TaskFitErrors* session) const {
   for (int i = 0; i < kTaskStatusCount; ++i) {
     if (status_count_[i] != 0) Count(reasons, TaskStatusName(TaskStatusFromIndex(i)), status_count_[i]);
   }
-  reasons.emplace_back("minAvailable", min_available_);
+  reasons.emplace_back("minAvailable", min_available());
   std::string msg(kPodGroupNotReady);
   msg += ", ";
   AppendSortedHistogram(msg, reasons);

@@ -60,7 +60,8 @@ class JobInfo {
   const std::string& queue() const { return queue_; }
   int32_t priority() const { return priority_; }
   void set_priority(int32_t p) { priority_ = p; }
-  int32_t min_available() const { return min_available_; }
+  // The PodGroup's minMember, 0 without one.
+  int32_t min_available() const { return pod_group_ != nullptr ? pod_group_->spec.min_member : 0; }
   const std::map<std::string, int32_t, std::less<>>& task_min_available() const;
   const Resource& min_resources() const { return rare_ != nullptr ? rare_->min_resources : Resource::Zero(); }
   // The PodGroup's creation time, 0 without one.
@@ -68,7 +69,7 @@ class JobInfo {
     return pod_group_ != nullptr ? pod_group_->metadata.creation_timestamp : 0;
   }
   // PodGroup status.phase, "" when no PodGroup.
-  const std::string& pod_group_phase() const { return phase_; }
+  const std::string& pod_group_phase() const;
 
   // Tasks by uid (the key views the task's own TaskMeta::uid), flat (api/task_table.h): the
   // pointers FindTask and TasksWithStatus return hold until the next AddTask or DeleteTask, or
@@ -114,17 +115,20 @@ class JobInfo {
   // (k8s::InternShared): the job's tasks and its cache slot hold the same string.
   // The name is not kept beside it: it is the PodGroup's, or the id's own.
   k8s::Shared<JobId> uid_;
-  // Queue and phase repeat from job to job: interned (api/k8s/interned.h), one pointer each
-  // instead of two 32-byte std::strings. The namespace and the creation time are read from
-  // the PodGroup (a session reads neither of every job).
+  // The queue repeats from job to job: interned (api/k8s/interned.h), one pointer instead of
+  // a 32-byte std::string. The namespace, the creation time, minMember and the phase are read
+  // from the PodGroup, which is immutable (the last two are one pointer further for the
+  // session, which reads them of every job it closes; as fields they cost 16 bytes a job).
   k8s::Interned queue_;
   int32_t priority_ = 0;
-  int32_t min_available_ = 0;
+  // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
+  // the tasks come, go and change status, not by a scan).
+  int32_t pending_best_effort_ = 0;
   // What few jobs have: the PodGroup's minTaskMember and minResources, and the fit errors a
   // session recorded. One pointer, null when the job has none of them, that copies of the job
-  // share (copied before a write while shared). A JobInfo is then 240 bytes and its
-  // make_shared block tcmalloc's 256-byte class (264 bytes and the 288-byte class with the fit
-  // errors, the namespace and the creation time as fields of their own).
+  // share (copied before a write while shared). A JobInfo is then 224 bytes and its
+  // make_shared block tcmalloc's 240-byte class (264 bytes and the 288-byte class with the fit
+  // errors, the namespace, the creation time, minMember and the phase as fields of their own).
   struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     k8s::Shared<std::map<std::string, int32_t, std::less<>>> task_min_available;
     Resource min_resources;
@@ -134,14 +138,8 @@ class JobInfo {
   // The block to write: this job's own (made, or copied when shared).
   Rare& MutableRare();
   std::shared_ptr<const k8s::PodGroup> pod_group_;
-  // pod_group_->status.phase ("" without one), kept beside the job: the session reads it of
-  // every job, and the PodGroup is one more pointer away (the PodGroup is immutable).
-  k8s::Interned phase_;
   TaskTable tasks_{TaskInfo::kByUid};
   std::array<int32_t, kTaskStatusCount> status_count_{};
-  // Tasks Pending and best-effort (IsReady asks it of every job a session closes: counted as
-  // the tasks come, go and change status, not by a scan).
-  int32_t pending_best_effort_ = 0;
   Resource allocated_;
   Resource total_request_;
 };

@@ -145,7 +145,7 @@ TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
 
 // A job keeps no name of its own: the PodGroup's while it has one, else its id's.
 TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
-  static_assert(sizeof(JobInfo) <= 240);  // with the control block, tcmalloc's 256-byte class
+  static_assert(sizeof(JobInfo) <= 224);  // with the control block, tcmalloc's 240-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
@@ -346,21 +346,35 @@ TEST(JobInfoTest, PhaseFollowsSetAndUnsetPodGroup) {
 
 // The namespace and the creation time are the PodGroup's: a job without one (never set, or
 // unset) has "" and 0.
-TEST(JobInfoTest, NamespaceAndCreationTimeAreThePodGroups) {
+TEST(JobInfoTest, NamespaceCreationTimeMinMemberAndPhaseAreThePodGroups) {
   JobInfo job("ns/pg");
   EXPECT_EQ(job.namespace_(), "");
   EXPECT_EQ(job.creation_timestamp(), 0);
-  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
+  EXPECT_EQ(job.min_available(), 0);
+  EXPECT_EQ(job.pod_group_phase(), "");
+  EXPECT_TRUE(job.IsPending());
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(3));
   pg->metadata.creation_timestamp = 1700000000555;
+  pg->status.phase = "Running";
   ASSERT_TRUE(job.SetPodGroup(pg).ok());
   EXPECT_EQ(job.namespace_(), "ns");
   EXPECT_EQ(job.creation_timestamp(), 1700000000555);
+  EXPECT_EQ(job.min_available(), 3);
+  EXPECT_EQ(job.pod_group_phase(), "Running");
+  EXPECT_FALSE(job.IsPending());
+  EXPECT_TRUE(job.IsStarving());  // no task yet, three wanted
   const JobInfo copy = job;
   job.UnsetPodGroup();
   EXPECT_EQ(job.namespace_(), "");
   EXPECT_EQ(job.creation_timestamp(), 0);
+  EXPECT_EQ(job.min_available(), 0);
+  EXPECT_EQ(job.pod_group_phase(), "");
+  EXPECT_TRUE(job.IsPending());
+  EXPECT_FALSE(job.IsStarving());
   EXPECT_EQ(copy.namespace_(), "ns");
   EXPECT_EQ(copy.creation_timestamp(), 1700000000555);
+  EXPECT_EQ(copy.min_available(), 3);
+  EXPECT_EQ(copy.pod_group_phase(), "Running");
 }
 
 // Fit errors share one block with minResources and minTaskMember, which copies of the job share
