@@ -7,7 +7,8 @@
 //
 // An entry is 40 bytes in one array, where a std::map took a 96-byte node (and a heap block
 // for a key over 15 characters) per entry and 48 bytes of header: a pod's one group-name
-// annotation costs 72 bytes instead of 180 (docs/BENCHMARKS.md, session 21).
+// annotation cost 72 bytes instead of 180 (docs/BENCHMARKS.md, session 21), and 56 since the
+// map is one pointer to its array (session 24).
 //
 // It reads and writes as std::map<std::string, std::string> does, for the members the code
 // uses: find/count/contains/at with any string-like key, operator[], emplace, try_emplace,
@@ -23,13 +24,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json_fwd.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "api/k8s/interned.h"
 
@@ -41,47 +42,52 @@ class FlatStringMap {
   using mapped_type = std::string;
   using value_type = std::pair<Interned, std::string>;
   using size_type = size_t;
-  using Entries = std::vector<value_type>;
-  using iterator = Entries::iterator;
-  using const_iterator = Entries::const_iterator;
+  using iterator = value_type*;
+  using const_iterator = const value_type*;
   using reference = value_type&;
   using const_reference = const value_type&;
 
   FlatStringMap() = default;
   // As std::map's: a repeated key keeps its first value.
   FlatStringMap(std::initializer_list<value_type> il) {
-    entries_.reserve(il.size());
+    reserve(il.size());
     for (const value_type& e : il) emplace(e.first, e.second);
   }
   template <class It>
   FlatStringMap(It first, It last) {
     for (; first != last; ++first) emplace(first->first, first->second);
   }
+  FlatStringMap(const FlatStringMap& o);
+  FlatStringMap(FlatStringMap&& o) noexcept : rep_(std::exchange(o.rep_, nullptr)) {}
+  FlatStringMap& operator=(const FlatStringMap& o);
+  FlatStringMap& operator=(FlatStringMap&& o) noexcept {
+    std::swap(rep_, o.rep_);
+    return *this;
+  }
+  ~FlatStringMap() { Free(rep_); }
 
-  const_iterator begin() const { return entries_.begin(); }
-  const_iterator end() const { return entries_.end(); }
-  const_iterator cbegin() const { return entries_.begin(); }
-  const_iterator cend() const { return entries_.end(); }
-  iterator begin() { return entries_.begin(); }
-  iterator end() { return entries_.end(); }
-  size_type size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  void clear() { entries_.clear(); }
-  void reserve(size_type n) { entries_.reserve(n); }
+  const_iterator begin() const { return data(); }
+  const_iterator end() const { return data() + size(); }
+  const_iterator cbegin() const { return begin(); }
+  const_iterator cend() const { return end(); }
+  iterator begin() { return data(); }
+  iterator end() { return data() + size(); }
+  size_type size() const { return rep_ != nullptr ? rep_->size : 0; }
+  bool empty() const { return size() == 0; }
+  void clear();
+  void reserve(size_type n);
 
   const_iterator find(std::string_view k) const {
     auto it = LowerBound(k);
-    return it != entries_.end() && std::string_view(it->first) == k ? it : entries_.end();
+    return it != end() && std::string_view(it->first) == k ? it : end();
   }
-  iterator find(std::string_view k) {
-    return entries_.begin() + (std::as_const(*this).find(k) - entries_.cbegin());
-  }
+  iterator find(std::string_view k) { return const_cast<iterator>(std::as_const(*this).find(k)); }
   size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
   bool contains(std::string_view k) const { return find(k) != end(); }
   // Throws std::out_of_range when absent, as std::map's.
   const std::string& at(std::string_view k) const {
     auto it = find(k);
-    if (it == entries_.end()) throw std::out_of_range("no key " + std::string(k));
+    if (it == end()) throw std::out_of_range("no key " + std::string(k));
     return it->second;
   }
   std::string& at(std::string_view k) { return const_cast<std::string&>(std::as_const(*this).at(k)); }
@@ -90,10 +96,12 @@ class FlatStringMap {
 
   template <class... A>
   std::pair<iterator, bool> try_emplace(std::string_view k, A&&... a) {
-    auto it = LowerBound(k);
-    if (it != entries_.end() && std::string_view(it->first) == k) return {it, false};
-    return {entries_.emplace(it, std::piecewise_construct, std::forward_as_tuple(k),
-                             std::forward_as_tuple(std::forward<A>(a)...)),
+    auto it = const_cast<iterator>(LowerBound(k));
+    if (it != end() && std::string_view(it->first) == k) return {it, false};
+    // The value is made before the array may move: an argument may be one of its entries.
+    return {InsertAt(static_cast<size_t>(it - begin()),
+                     value_type(std::piecewise_construct, std::forward_as_tuple(k),
+                                std::forward_as_tuple(std::forward<A>(a)...))),
             true};
   }
   template <class V>
@@ -111,40 +119,53 @@ class FlatStringMap {
   // after the last key. The iterator is a hint only (std::map's form), not read.
   template <class V>
   iterator insert_or_assign(const_iterator /*hint*/, const Interned& k, V&& v) {
-    if (SortsLast(k)) return entries_.emplace(entries_.end(), k, std::forward<V>(v));
+    if (SortsLast(k)) return InsertAt(size(), value_type(k, std::forward<V>(v)));
     return insert_or_assign(std::string_view(k), std::forward<V>(v)).first;
   }
   template <class V>
   iterator emplace_hint(const_iterator /*hint*/, const Interned& k, V&& v) {
-    if (SortsLast(k)) return entries_.emplace(entries_.end(), k, std::forward<V>(v));
+    if (SortsLast(k)) return InsertAt(size(), value_type(k, std::forward<V>(v)));
     return try_emplace(std::string_view(k), std::forward<V>(v)).first;
   }
 
   size_type erase(std::string_view k) {
     auto it = find(k);
-    if (it == entries_.end()) return 0;
-    entries_.erase(it);
+    if (it == end()) return 0;
+    erase(it);
     return 1;
   }
-  iterator erase(const_iterator it) { return entries_.erase(it); }
+  iterator erase(const_iterator it);
 
-  friend bool operator==(const FlatStringMap& a, const FlatStringMap& b) { return a.entries_ == b.entries_; }
+  friend bool operator==(const FlatStringMap& a, const FlatStringMap& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
 
  private:
+  // The entries and their count, in one heap block: the map itself is one pointer, null while
+  // it has never held an entry. A std::vector took 24 bytes beside its array: a k8s::Shared
+  // map's block was then tcmalloc's 32-byte class, now its 16-byte one (a pod's one group-name
+  // annotation: 64 bytes of blocks instead of 80).
+  struct Rep {
+    uint32_t size;
+    uint32_t capacity;
+    value_type* entries() { return reinterpret_cast<value_type*>(this + 1); }
+  };
+  static_assert(sizeof(Rep) == 8 && alignof(value_type) <= 8);
+  static void Free(Rep* r);
+  // Moves `v` to position `pos` (the entries from there on move up one), growing the block
+  // when full.
+  iterator InsertAt(size_t pos, value_type&& v);
+  value_type* data() const { return rep_ != nullptr ? rep_->entries() : nullptr; }
+
   // Whether `k` sorts after every key held: the hinted inserts then append it.
-  bool SortsLast(std::string_view k) const {
-    return entries_.empty() || std::string_view(entries_.back().first) < k;
-  }
+  bool SortsLast(std::string_view k) const { return empty() || std::string_view(end()[-1].first) < k; }
   const_iterator LowerBound(std::string_view k) const {
-    return std::lower_bound(
-        entries_.begin(), entries_.end(), k,
-        [](const value_type& e, std::string_view key) { return std::string_view(e.first) < key; });
-  }
-  iterator LowerBound(std::string_view k) {
-    return entries_.begin() + (std::as_const(*this).LowerBound(k) - entries_.cbegin());
+    return std::lower_bound(begin(), end(), k, [](const value_type& e, std::string_view key) {
+      return std::string_view(e.first) < key;
+    });
   }
 
-  Entries entries_;
+  Rep* rep_ = nullptr;
 };
 
 }  // namespace volcache::k8s

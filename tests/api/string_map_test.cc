@@ -77,6 +77,46 @@ TEST(FlatStringMapTest, ReadsAndWritesAsStdMap) {
   }
 }
 
+// The map is one pointer to a block of its count and entries: copies, moves and assignments
+// own their blocks, and an insertion whose value is one of the map's own entries survives the
+// block moving as it grows.
+TEST(FlatStringMapTest, IsOnePointerAndCopiesOwnTheirEntries) {
+  static_assert(sizeof(FlatStringMap) == 8);
+  FlatStringMap m;
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.begin(), m.end());
+  m.emplace("b", std::string(40, 'b'));  // a value longer than std::string's inline 15
+  for (int i = 0; i < 9; ++i) m.emplace("a" + std::to_string(i), m.at("b"));  // grows 1, 2, 4, 8, 16
+  ASSERT_EQ(m.size(), 10u);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(m.at("a" + std::to_string(i)), std::string(40, 'b'));
+  EXPECT_EQ(std::prev(m.end())->first.str(), "b");
+
+  FlatStringMap copy = m;
+  copy["b"] = "changed";
+  EXPECT_EQ(m.at("b"), std::string(40, 'b'));
+  EXPECT_FALSE(copy == m);
+  copy = m;
+  EXPECT_TRUE(copy == m);
+  const FlatStringMap& self = copy;
+  copy = self;
+  EXPECT_TRUE(copy == m);
+
+  FlatStringMap moved = std::move(copy);
+  EXPECT_TRUE(moved == m);
+  FlatStringMap other{{"x", "1"}};
+  other = std::move(moved);
+  EXPECT_TRUE(other == m);
+
+  other.erase(other.find("a0"));
+  EXPECT_EQ(other.size(), 9u);
+  EXPECT_EQ(other.begin()->first.str(), "a1");
+  other.clear();
+  EXPECT_TRUE(other.empty());
+  other.emplace("z", "1");  // the block is kept through clear() and used again
+  EXPECT_EQ(Entries(other), (std::vector<std::pair<std::string, std::string>>{{"z", "1"}}));
+  EXPECT_FALSE(m.empty());
+}
+
 TEST(FlatStringMapTest, KeysAreInternedAndARepeatedKeyKeepsItsFirstValue) {
   FlatStringMap a = {{"zone", "a"}, {"app", "x"}, {"app", "y"}};
   EXPECT_EQ(Entries(a), (std::vector<std::pair<std::string, std::string>>{{"app", "x"}, {"zone", "a"}}));
