@@ -152,9 +152,10 @@ struct OwnerReference {
 struct ObjectMeta {
   // Name and resourceVersion: 16 bytes each, half a std::string (api/inline_string.h); the
   // uid 8, its characters in a heap block as a std::string's. A resourceVersion and a name of
-  // up to 14 characters are inline. A pod is then 208 bytes and its make_shared block
-  // tcmalloc's 224-byte class (224 and 240 with a 16-byte uid and the generation and grace
-  // period as two fields; 272 and 288 with the three strings as std::strings).
+  // up to 14 characters are inline. A pod is then 192 bytes and its make_shared block
+  // tcmalloc's 208-byte class (208 and 224 with 8-byte Interned fields; 224 and 240 with a
+  // 16-byte uid and the generation and grace period as two fields besides; 272 and 288 with
+  // the three strings as std::strings).
   ShortString name;
   Interned namespace_;  // empty for cluster-scoped objects; namespaces repeat (interned.h)
   UidString uid;
@@ -231,12 +232,12 @@ struct PodSpec {
   StringMap node_selector;
   Shared<std::vector<Toleration>> tolerations;
 
-  // What few pods set, behind one pointer that is null when all three are empty (a pod is
+  // What few pods set, behind one pointer that is null when all three are empty (a pod was
   // then 224 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
   // tcmalloc's 240-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
-  // std::shared_ptr here and the flags beside the priority). Counted in place, like
-  // k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which
-  // first copies a block that another copy of the spec shares.
+  // std::shared_ptr here and the flags beside the priority; see ObjectMeta for today's). Counted in place,
+  // like k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which first
+  // copies a block that another copy of the spec shares.
   struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     ResourceList overhead;
     std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
@@ -355,7 +356,8 @@ struct PodGroupSpec {
   Interned priority_class_name;
 
   // What few groups set, behind one pointer that is null when all four are empty (a PodGroup
-  // is then 176 bytes, its make_shared block tcmalloc's 192-byte class; 200 and 224 with a
+  // was then 176 bytes, its make_shared block tcmalloc's 192-byte class, and is 144 and 160
+  // with the uid, generation and Interned fields of ObjectMeta's comment; 200 and 224 with a
   // pointer each, 368 and 384 with a std::optional and two std::vectors inline and the
   // metadata's name, uid and resourceVersion std::strings). Counted in place, as PodSpec's:
   // copies of the spec share the block. Read through the accessors; write through
@@ -376,9 +378,9 @@ struct PodGroupSpec {
 };
 
 struct PodGroupStatus {
-  Interned phase;  // Pending, Running, Unknown, Inqueue, Completed
+  Interned phase;       // Pending, Running, Unknown, Inqueue, Completed
+  int32_t running = 0;  // beside the 4-byte phase: the status is 24 bytes, a PodGroup 144
   Shared<std::vector<PodGroupCondition>> conditions;
-  int32_t running = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;
 };
