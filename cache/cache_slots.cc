@@ -46,12 +46,11 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
 
 SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::Shared<std::string> id) {
   auto [entry, added] = jobs.try_emplace(std::string_view(id.get()));
-  // Callers look the id up first. Were the slot there, replacing its id below could free the
-  // characters its key views.
+  // Callers look the id up first. Were the slot there, replacing its version below could free
+  // the characters its key views.
   VC_CHECK(added, "job slot " + id.get() + " created twice");
   JobSlot& s = entry->second;
-  s.info = std::make_shared<JobInfo>(id);
-  s.id = std::move(id);  // the block, and so the characters the key views, stay put
+  s.info = std::make_shared<JobInfo>(std::move(id));  // holds the block the key views
   job_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
   return s;
@@ -77,7 +76,7 @@ void SchedulerCache::Impl::EraseNodeSlot(const std::string& name) {
 const UidString& SchedulerCache::Impl::PodGroupUid(const JobSlot& s) const {
   if (const auto& pg = s.info->pod_group()) return pg->metadata.uid;
   static const UidString kNone;
-  auto it = departed_pod_groups.find(s.id.get());
+  auto it = departed_pod_groups.find(s.info->uid());
   return it != departed_pod_groups.end() ? it->second : kNone;
 }
 

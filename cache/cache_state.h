@@ -62,7 +62,7 @@ struct Slot {
   static constexpr uint32_t kNotLogged = (uint32_t{1} << 29) - 1;
   std::shared_ptr<T> info;
   // This slot's entry in its ChangeLog. It and the three flags share 4 bytes, so a job's
-  // slot is 64 bytes and its map node tcmalloc's 96-byte class (112 with an 8-byte position).
+  // slot is 56 bytes and its map node tcmalloc's 80-byte class (96 with an 8-byte position).
   // A log holds at most 2 * live + ChangeLog::kSlack + 1 entries; Append checks that the
   // positions fit.
   uint32_t log_pos : 29 = kNotLogged;
@@ -192,10 +192,17 @@ class ChangeLog {
 };
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
-struct SchedulerCache::JobSlot : Slot<JobInfo> {
-  // The job's id (interned, the string its JobInfo and tasks hold), which `jobs` keys by view:
-  // a std::string key took 32 bytes of the map's node and, past 15 characters, a heap block.
-  k8s::Shared<std::string> id;
+// A job's id is its JobInfo's (`info->uid()`): every version of the job holds the same
+// interned block, which its tasks hold too, and `jobs` keys the slot by a view of it. The slot
+// kept a pointer to the block of its own until session 24 (8 bytes a job, and its map node
+// a tcmalloc class larger).
+struct SchedulerCache::JobSlot : Slot<JobInfo> {};
+
+// The jobs' hash: std::hash's, declared noexcept, so that std::unordered_map does not keep
+// each key's hash in its node (it does for std::hash<std::string_view>, which it takes for
+// slow). A rehash and an erase hash the key again; a lookup compares keys, not hashes.
+struct JobKeyHash {
+  size_t operator()(std::string_view id) const noexcept { return std::hash<std::string_view>{}(id); }
 };
 
 // Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared
@@ -237,14 +244,15 @@ struct SchedulerCache::Impl {
   // Invariant: every slot has exactly one live entry in its change log (slot.log_pos), of
   // generation slot.gen.
   std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
-  std::unordered_map<std::string_view, JobSlot> jobs GUARDED_BY(mu);  // keys view JobSlot::id
-  // A job's map node is then 96 bytes: next pointer, key view, slot and hash (see Slot).
-  static_assert(sizeof(JobSlot) == 64);
+  // Keys view the jobs' ids (JobSlot). A job's map node is then 80 bytes: next pointer, key
+  // view and slot (96, tcmalloc's 96-byte class, with the slot's id pointer and the hash).
+  std::unordered_map<std::string_view, JobSlot, JobKeyHash> jobs GUARDED_BY(mu);
+  static_assert(sizeof(JobSlot) == 56);
   // The UID of the PodGroup a job last had, for the jobs whose PodGroup was deleted while
   // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
   // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job).
   std::unordered_map<std::string_view, UidString> departed_pod_groups
-      GUARDED_BY(mu);  // keys view JobSlot::id
+      GUARDED_BY(mu);  // keys view the jobs' ids
   // The job's PodGroup's UID, or its last one's; "" if it never had one.
   const UidString& PodGroupUid(const JobSlot& s) const REQUIRES(mu);
   ChangeLog<NodeInfo> node_log GUARDED_BY(mu);

@@ -223,9 +223,10 @@ Status SchedulerCache::CheckInvariants() const {
     }
   };
   for (const auto& [key, slot] : m.jobs) {
-    const std::string& id = slot.id.get();
-    if (key != id || slot.info->uid() != id) {
-      v.push_back(fmt::format("job slot {} (id {}) holds job {}", key, id, slot.info->uid()));
+    // The key views the job's own id block (which keeps its characters alive).
+    const std::string& id = slot.info->uid();
+    if (key != id || key.data() != id.data()) {
+      v.push_back(fmt::format("job slot {} holds job {} (its key not a view of the job's id)", key, id));
     }
     const JobInfo& job = *slot.info;
     Resource allocated, total;

@@ -34,20 +34,32 @@ void Publish(S& slot) {
 template <typename M>
 class Prefetcher {
  public:
-  explicit Prefetcher(M& map) : it_(map.begin()), end_(map.end()) {
-    for (int i = 0; i < kAhead && it_ != end_; ++i) ++it_;
+  explicit Prefetcher(M& map) : it_(map.begin()), end_(map.end()), near_(map.begin()) {
+    for (int i = 0; i < kAhead && it_ != end_; ++i) {
+      ++it_;
+      if (i >= kAhead / 2) ++near_;
+    }
   }
   void Next() {
     if (it_ == end_) return;
     __builtin_prefetch(it_->second.info.get());
-    // A job's snapshot entry copies its id, which the slot holds in a block of its own.
-    if constexpr (requires { it_->second.id; }) __builtin_prefetch(&it_->second.id.get());
+    // A job's snapshot entry copies its id, the std::string in the block its JobInfo points
+    // to: the key's characters now (in that block for the short ids), and the string itself
+    // half as far ahead, from the version fetched by then.
+    if constexpr (kJobs) {
+      __builtin_prefetch(it_->first.data());
+      if (near_ != end_) {
+        __builtin_prefetch(&near_->second.info->uid());
+        ++near_;
+      }
+    }
     ++it_;
   }
 
  private:
   static constexpr int kAhead = 8;
-  typename M::iterator it_, end_;
+  static constexpr bool kJobs = requires(typename M::iterator i) { i->second.info->uid(); };
+  typename M::iterator it_, end_, near_;
 };
 
 // The slots `log` says changed after generation `since`, newest first. The log is read as
@@ -265,9 +277,9 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   for (auto& [_, slot] : jobs) {
     job_ahead.Next();
     if (!Included(slot)) continue;
-    // The key is a view of slot.id: copied from the std::string itself, an SSO copy (from the
-    // view, std::string's construction took 7 % of a full snapshot's instructions on L).
-    HoldVersion(jmap, slot.id.get(), slot, nullptr, tag, nullptr);
+    // The key is a view of the job's id: copied from the std::string itself, an SSO copy (from
+    // the view, std::string's construction took 7 % of a full snapshot's instructions on L).
+    HoldVersion(jmap, slot.info->uid(), slot, nullptr, tag, nullptr);
   }
   B::total_allocatable(*snap) = std::move(total);
   RebuildNodeList(snap);
