@@ -42,7 +42,12 @@ class Prefetcher {
   }
   void Next() {
     if (it_ == end_) return;
-    __builtin_prefetch(it_->second.info.get());
+    // The version and its make_shared control block, whose count the snapshot bumps: 16 bytes
+    // before the object, on the line before it for one block in four of tcmalloc's 240-byte
+    // class (a job's), which is not 64-byte aligned.
+    const auto* version = reinterpret_cast<const char*>(it_->second.info.get());
+    __builtin_prefetch(version - 16);
+    __builtin_prefetch(version);
     // A job's snapshot entry copies its id, the std::string in the block its JobInfo points
     // to: the key's characters now (in that block for the short ids), and the string itself
     // half as far ahead, from the version fetched by then.
