@@ -134,12 +134,12 @@ class NodeInfo {
   // it shares a cache line with the reference count the snapshot also writes, in front of
   // the object in its make_shared block (at the end it was one more miss per changed node).
   uint64_t generation_ = 0;
-  // Interned, as a task's node_name (api/k8s/interned.h): one pointer, which a task's
-  // node_name compares equal to by address.
+  // Interned, as a task's node_name (api/k8s/interned.h): a 4-byte number, which a task's
+  // node_name compares equal to as a number.
   k8s::Interned name_;
   k8s::NodePtr node_;
   NodeState state_;
-  // Interned (zones repeat): one pointer, not a 32-byte std::string.
+  // Interned (zones repeat): 4 bytes, not a 32-byte std::string.
   k8s::Interned revocable_zone_;
   Resource allocatable_, idle_, used_;
   // Releasing and Pipelined: zero on almost every node, so kept in a block of their own that

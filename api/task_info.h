@@ -123,7 +123,7 @@ using TaskMetaPtr = boost::intrusive_ptr<const TaskMeta>;
 
 struct TaskInfo {
   TaskMetaPtr meta;
-  k8s::Interned node_name;  // node names repeat: one pointer (api/k8s/interned.h)
+  k8s::Interned node_name;  // node names repeat: a 4-byte number (api/k8s/interned.h)
   // priority, status and the three flags pack into 8 bytes, so a TaskInfo is 24 bytes (an
   // entry of its job's and of its node's TaskTable).
   int32_t priority = 0;

@@ -214,7 +214,7 @@ struct PodCondition {
 };
 
 // The strings of PodSpec and PodStatus whose values repeat from pod to pod are Interned
-// (api/k8s/interned.h): one pointer each.
+// (api/k8s/interned.h): a 4-byte number each.
 struct PodSpec {
   Interned node_name;
   Interned scheduler_name;  // "default-scheduler" when unset
@@ -235,9 +235,9 @@ struct PodSpec {
   // What few pods set, behind one pointer that is null when all three are empty (a pod was
   // then 224 bytes with its eight k8s::Shared fields of 8 bytes each, its make_shared block
   // tcmalloc's 240-byte class; it was 432 and 448 with the three inline, 288 and 320 with a
-  // std::shared_ptr here and the flags beside the priority; see ObjectMeta for today's). Counted in place,
-  // like k8s::Shared: one pointer. Read through the accessors; write through mutable_rare(), which first
-  // copies a block that another copy of the spec shares.
+  // std::shared_ptr here and the flags beside the priority; see ObjectMeta for today's).
+  // Counted in place, like k8s::Shared: one pointer. Read through the accessors; write
+  // through mutable_rare(), which first copies a block that another copy of the spec shares.
   struct Rare : boost::intrusive_ref_counter<Rare, boost::thread_safe_counter> {
     ResourceList overhead;
     std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
