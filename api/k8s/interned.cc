@@ -35,7 +35,9 @@ struct Interned::Table {
     std::vector<uint32_t> old =
         std::exchange(slots, std::vector<uint32_t>(std::max<size_t>(64, 2 * slots.size())));
     for (const uint32_t id : old) {
-      if (id != 0) Find(Value(id), HashOf(Value(id))) = id;
+      if (id == 0) continue;
+      const std::string& value = Value(id);
+      Find(value, HashOf(value)) = id;
     }
   }
 };
@@ -59,15 +61,14 @@ uint32_t Interned::Intern(std::string_view s) {
   if (slot != 0) return slot;
   VC_CHECK(t.next != 0, "the intern table holds 2^32 values");
   const uint32_t id = t.next++;
-  const uint64_t n = uint64_t{id} + (uint64_t{1} << kFirstChunkBits);
-  const int k = std::bit_width(n) - 1 - kFirstChunkBits;
-  std::string* chunk = chunks_[k].load(std::memory_order_relaxed);
+  const Place p = PlaceOf(id);
+  std::string* chunk = chunks_[p.chunk].load(std::memory_order_relaxed);
   if (chunk == nullptr) {
     // Leaked, as the table: values are read by objects on any thread until the process ends.
-    chunk = new std::string[size_t{1} << (k + kFirstChunkBits)];
-    chunks_[k].store(chunk, std::memory_order_release);
+    chunk = new std::string[size_t{1} << (p.chunk + kFirstChunkBits)];
+    chunks_[p.chunk].store(chunk, std::memory_order_release);
   }
-  chunk[n - (uint64_t{1} << (k + kFirstChunkBits))] = s;
+  chunk[p.index] = s;
   slot = id;
   return id;
 }

@@ -91,11 +91,19 @@ class Interned {
   static Table& TheTable();
   static const std::string& Empty();
   static uint32_t Intern(std::string_view s);
-  static const std::string& Value(uint32_t id) {
+  // Where value `id` lives: its chunk and its index there.
+  struct Place {
+    int chunk;
+    size_t index;
+  };
+  static Place PlaceOf(uint32_t id) {
     const uint64_t n = uint64_t{id} + (uint64_t{1} << kFirstChunkBits);
     const int k = std::bit_width(n) - 1 - kFirstChunkBits;
-    const std::string* chunk = chunks_[k].load(std::memory_order_relaxed);
-    return chunk[n - (uint64_t{1} << (k + kFirstChunkBits))];
+    return {k, static_cast<size_t>(n - (uint64_t{1} << (k + kFirstChunkBits)))};
+  }
+  static const std::string& Value(uint32_t id) {
+    const Place p = PlaceOf(id);
+    return chunks_[p.chunk].load(std::memory_order_relaxed)[p.index];
   }
   // Written once each, under the table's mutex, before any value of the chunk is handed out.
   static inline std::atomic<std::string*> chunks_[kChunks] = {};

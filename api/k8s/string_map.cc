@@ -20,7 +20,7 @@ void FlatStringMap::Free(Rep* r) {
 }
 
 void FlatStringMap::reserve(size_type n) {
-  if (n <= (rep_ != nullptr ? rep_->capacity : 0)) return;
+  if (n <= capacity()) return;
   if (n > UINT32_MAX) throw std::length_error("FlatStringMap: too many entries");
   auto* r = static_cast<Rep*>(::operator new(sizeof(Rep) + n * sizeof(Value)));
   r->size = 0;
@@ -56,7 +56,7 @@ void FlatStringMap::clear() {
 
 FlatStringMap::iterator FlatStringMap::InsertAt(size_t pos, value_type&& v) {
   const size_t n = size();
-  if (n == (rep_ != nullptr ? rep_->capacity : 0)) reserve(n == 0 ? 1 : 2 * n);
+  if (n == capacity()) reserve(n == 0 ? 1 : 2 * n);
   value_type* e = rep_->entries();
   if (pos == n) {
     ::new (static_cast<void*>(e + n)) value_type(std::move(v));

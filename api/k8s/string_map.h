@@ -156,6 +156,7 @@ class FlatStringMap {
   // when full.
   iterator InsertAt(size_t pos, value_type&& v);
   value_type* data() const { return rep_ != nullptr ? rep_->entries() : nullptr; }
+  size_t capacity() const { return rep_ != nullptr ? rep_->capacity : 0; }
 
   // Whether `k` sorts after every key held: the hinted inserts then append it.
   bool SortsLast(std::string_view k) const { return empty() || std::string_view(end()[-1].first) < k; }
