@@ -34,7 +34,7 @@ QueueState ParseQueueState(std::string_view s) {
 
 std::string Annotation(const k8s::ObjectMeta& meta, std::string_view key) {
   auto it = meta.annotations.find(key);
-  return it == meta.annotations.end() ? std::string() : it->second;
+  return it == meta.annotations.end() ? std::string() : it->second.str();
 }
 
 }  // namespace

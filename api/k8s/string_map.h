@@ -5,15 +5,19 @@
 // key is one pointer into the process-wide table, not a 32-byte string with a heap block of
 // its own for the longer ones.
 //
-// An entry is 40 bytes in one array, where a std::map took a 96-byte node (and a heap block
-// for a key over 15 characters) per entry and 48 bytes of header: a pod's one group-name
-// annotation cost 72 bytes instead of 180 (docs/BENCHMARKS.md, session 21), and 56 since the
-// map is one pointer to its array (session 24).
+// An entry is 20 bytes in one array: the key a 4-byte number, the value a ShortString
+// (api/inline_string.h: 14 characters inline, a longer value in a heap block of its own, as a
+// std::string's beyond 15). A std::map took a 96-byte node (and a heap block for a key over 15
+// characters) per entry and 48 bytes of header. A pod's one group-name annotation took 180
+// bytes so, 72 in a vector (docs/BENCHMARKS.md, session 21), 64 of blocks since the map is one
+// pointer to its array (session 24), and 48 since its values are ShortStrings (the array's
+// block of one entry is tcmalloc's 32-byte class; 48-byte with a 32-byte std::string value).
 //
-// It reads and writes as std::map<std::string, std::string> does, for the members the code
-// uses: find/count/contains/at with any string-like key, operator[], emplace, try_emplace,
-// insert_or_assign, insert, erase, ordered iteration (by key, as std::map: documents and
-// dumps come out in the same order). Lookups are binary searches; maps are small.
+// It reads and writes as std::map<std::string, std::string> does (a value converts to a
+// std::string), for the members the code uses: find/count/contains/at with any string-like
+// key, operator[], emplace, try_emplace, insert_or_assign, insert, erase, ordered iteration (by
+// key, as std::map: documents and dumps come out in the same order). Lookups are binary
+// searches; maps are small.
 // Differences: iterators are invalidated by every insertion and erasure (as a vector's), and
 // an entry's key is not const (do not assign it: the order would break).
 //
@@ -32,6 +36,7 @@
 #include <string_view>
 #include <utility>
 
+#include "api/inline_string.h"
 #include "api/k8s/interned.h"
 
 namespace volcache::k8s {
@@ -39,8 +44,8 @@ namespace volcache::k8s {
 class FlatStringMap {
  public:
   using key_type = Interned;
-  using mapped_type = std::string;
-  using value_type = std::pair<Interned, std::string>;
+  using mapped_type = ShortString;
+  using value_type = std::pair<Interned, ShortString>;
   using size_type = size_t;
   using iterator = value_type*;
   using const_iterator = const value_type*;
@@ -85,14 +90,14 @@ class FlatStringMap {
   size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
   bool contains(std::string_view k) const { return find(k) != end(); }
   // Throws std::out_of_range when absent, as std::map's.
-  const std::string& at(std::string_view k) const {
+  const ShortString& at(std::string_view k) const {
     auto it = find(k);
     if (it == end()) throw std::out_of_range("no key " + std::string(k));
     return it->second;
   }
-  std::string& at(std::string_view k) { return const_cast<std::string&>(std::as_const(*this).at(k)); }
+  ShortString& at(std::string_view k) { return const_cast<ShortString&>(std::as_const(*this).at(k)); }
 
-  std::string& operator[](std::string_view k) { return try_emplace(k).first->second; }
+  ShortString& operator[](std::string_view k) { return try_emplace(k).first->second; }
 
   template <class... A>
   std::pair<iterator, bool> try_emplace(std::string_view k, A&&... a) {
@@ -178,7 +183,7 @@ struct adl_serializer<volcache::k8s::FlatStringMap, void> {
   template <class Json>
   static void to_json(Json& j, const volcache::k8s::FlatStringMap& m) {
     j = Json::object();
-    for (const auto& [k, v] : m) j[k.str()] = v;
+    for (const auto& [k, v] : m) j[k.str()] = v.view();
   }
   template <class Json>
   static void from_json(const Json& j, volcache::k8s::FlatStringMap& m) {

@@ -18,8 +18,9 @@
 namespace volcache::k8s {
 namespace {
 
-// Two of its entries in one array: the key one pointer, the value a std::string.
-static_assert(sizeof(FlatStringMap::value_type) == 40);
+// Its entries in one array: the key a 4-byte number, the value a 16-byte ShortString (14
+// characters inline, byte-aligned).
+static_assert(sizeof(FlatStringMap::value_type) == 20);
 
 std::vector<std::pair<std::string, std::string>> Entries(const FlatStringMap& m) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -53,7 +54,7 @@ TEST(FlatStringMapTest, ReadsAndWritesAsStdMap) {
           break;
         }
         case 2:
-          flat[key] += value;
+          flat[key] = flat[key] + value;
           ref[key] += value;
           break;
         case 3:

@@ -179,7 +179,7 @@ TEST(BindingBodyTest, IsAV1BindingWithEveryAnnotationValueEscaped) {
   EXPECT_EQ(j["metadata"]["uid"], "ns-1-pod-1-uid");
   EXPECT_EQ(j["target"], (nlohmann::json{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "node-\"7\""}}));
   ASSERT_EQ(j["metadata"]["annotations"].size(), annotations.size());
-  for (const auto& [k, v] : annotations) EXPECT_EQ(j["metadata"]["annotations"][k], v) << k;
+  for (const auto& [k, v] : annotations) EXPECT_EQ(j["metadata"]["annotations"][k], v.str()) << k;
   // The same document nlohmann would have built.
   nlohmann::json ann(annotations);
   EXPECT_EQ(j["metadata"]["annotations"], ann);
