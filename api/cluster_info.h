@@ -65,7 +65,7 @@ class ClusterInfo {
   JobInfo* MutableJob(const JobId& id);  // nullptr when absent
   // True when this session copied (MutableJob) or erased the job: it is no longer the cache's
   // version of that generation.
-  bool ChangedBySession(const JobId& id) const { return dirty_jobs_.count(id) > 0; }
+  bool ChangedBySession(std::string_view id) const { return dirty_jobs_.contains(id); }
   void EraseJob(const JobId& id);
 
   std::unordered_map<std::string, QueueInfo> queues;
@@ -90,7 +90,7 @@ class ClusterInfo {
   Resource total_allocatable_;
   // What the session changed since the cache last refreshed this snapshot.
   std::unordered_set<std::string> dirty_nodes_;
-  std::unordered_set<JobId> dirty_jobs_;
+  JobIdSet dirty_jobs_;
   uint64_t generation_ = 0;         // cache generation this snapshot reflects
   uint64_t structure_version_ = 0;  // cache's queue-set version (job filter)
   uint64_t node_tree_version_ = 0;  // cache's nodeTree version (node_list order)
@@ -119,7 +119,7 @@ struct ClusterInfo::Builder {
   static std::vector<std::string>& node_list(ClusterInfo& c) { return c.node_list_; }
   static Resource& total_allocatable(ClusterInfo& c) { return c.total_allocatable_; }
   static std::unordered_set<std::string>& dirty_nodes(ClusterInfo& c) { return c.dirty_nodes_; }
-  static std::unordered_set<JobId>& dirty_jobs(ClusterInfo& c) { return c.dirty_jobs_; }
+  static JobIdSet& dirty_jobs(ClusterInfo& c) { return c.dirty_jobs_; }
   static uint64_t& generation(ClusterInfo& c) { return c.generation_; }
   static uint64_t& structure_version(ClusterInfo& c) { return c.structure_version_; }
   static uint64_t& node_tree_version(ClusterInfo& c) { return c.node_tree_version_; }

@@ -52,9 +52,9 @@ constexpr size_t kTasksReservedAtMost = 4096;
 
 }  // namespace
 
-JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(std::move(uid))) {}
+JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(uid)) {}
 
-JobInfo::JobInfo(k8s::Shared<JobId> uid) : uid_(std::move(uid)) {}
+JobInfo::JobInfo(k8s::SharedString uid) : uid_(std::move(uid)) {}
 
 Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
   if (pg == nullptr)

@@ -14,10 +14,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/k8s/objects.h"
 #include "api/k8s/shared.h"
+#include "api/k8s/shared_string.h"
 #include "api/resource.h"
 #include "api/status.h"
 #include "api/task_info.h"
@@ -28,6 +30,14 @@ namespace volcache {
 
 using JobId = std::string;
 
+// A set of job ids that a JobInfo's uid() (a k8s::SharedString) or any string view looks up
+// without a std::string made for the lookup.
+struct JobIdHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+};
+using JobIdSet = std::unordered_set<JobId, JobIdHash, std::equal_to<>>;
+
 // Task uid → why it fits no node, as a session records them.
 using TaskFitErrors = std::vector<std::pair<std::string, std::string>>;
 
@@ -36,8 +46,8 @@ inline constexpr std::string_view kPodGroupNotReady = "pod group is not ready";
 
 class JobInfo {
  public:
-  explicit JobInfo(JobId uid);               // interns the id (k8s::InternShared)
-  explicit JobInfo(k8s::Shared<JobId> uid);  // holds the id's block as given
+  explicit JobInfo(JobId uid);              // interns the id (k8s::InternShared)
+  explicit JobInfo(k8s::SharedString uid);  // holds the id's block as given
 
   // Sets name/namespace/queue/minAvailable/minTaskMember/creation time from the PodGroup;
   // an empty spec.queue means `default_queue`. Fails (unchanged) on invalid minResources.
@@ -52,7 +62,9 @@ class JobInfo {
   // Moves the stored task to `status` (indexes and Allocated follow).
   Status UpdateTaskStatus(std::string_view uid, TaskStatus status);
 
-  const JobId& uid() const { return uid_.get(); }
+  // The id's one block, shared with the job's tasks (api/k8s/shared_string.h): reads as a
+  // std::string_view and converts to a JobId.
+  const k8s::SharedString& uid() const { return uid_; }
   // The PodGroup's name; without one, the name part of the id ("<namespace>/<name>").
   std::string_view name() const;
   // The PodGroup's namespace, "" without one (as for a job whose PodGroup was deleted).
@@ -112,9 +124,11 @@ class JobInfo {
   uint64_t generation_ = 0;
   // Shared, not copied, by the job's versions and snapshot copies (a deep copy made one
   // heap string per job: ids are longer than the inline 15 characters), and interned
-  // (k8s::InternShared): the job's tasks and its cache slot hold the same string.
-  // The name is not kept beside it: it is the PodGroup's, or the id's own.
-  k8s::Shared<JobId> uid_;
+  // (k8s::InternShared): the job's tasks and its cache slot hold the same block, whose
+  // characters are in it (api/k8s/shared_string.h: one 32-byte block for an id of up to 19
+  // characters, where a k8s::Shared<std::string> took 48 and 32 bytes). The name is not kept
+  // beside it: it is the PodGroup's, or the id's own.
+  k8s::SharedString uid_;
   // The queue repeats from job to job: interned (api/k8s/interned.h), one pointer instead of
   // a 32-byte std::string. The namespace, the creation time, minMember and the phase are read
   // from the PodGroup, which is immutable (the last two are one pointer further for the

@@ -21,6 +21,7 @@
 
 #include "api/inline_string.h"
 #include "api/k8s/objects.h"
+#include "api/k8s/shared_string.h"
 #include "api/resource.h"
 #include "api/status.h"
 #include "api/task_status.h"
@@ -73,9 +74,9 @@ struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_coun
   // 112 bytes, tcmalloc's 112-byte class (120 and the 128-byte class with 30 characters
   // inline, 128 with the role's pointer kept here).
   TaskKeyString key;
-  // JobId: namespace/<group-name annotation>, empty when none; one copy shared by the job's
-  // tasks (k8s::InternSharedKey).
-  k8s::Shared<std::string> job;
+  // JobId: namespace/<group-name annotation>, empty when none; one block shared by the job's
+  // tasks and the job (k8s::InternSharedKey, api/k8s/shared_string.h).
+  k8s::SharedString job;
   // volcano.sh/task-spec (annotation, else label), "" when the pod has none: looked up in
   // `pod`, which this TaskMeta keeps alive and never changes (nothing on the cache's paths
   // reads it).
@@ -153,7 +154,7 @@ struct TaskInfo {
   const ShortString& name() const { return meta->name(); }
   const std::string& namespace_() const { return meta->namespace_(); }
   std::string_view key() const { return meta->key; }
-  const std::string& job() const { return meta->job.get(); }
+  const k8s::SharedString& job() const { return meta->job; }
   std::string_view role() const { return meta->role(); }
   const k8s::Pod& pod() const { return *meta->pod; }
   // Annotations sent with the binding.

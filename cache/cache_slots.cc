@@ -44,11 +44,11 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
   return s;
 }
 
-SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::Shared<std::string> id) {
-  auto [entry, added] = jobs.try_emplace(std::string_view(id.get()));
+SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::SharedString id) {
+  auto [entry, added] = jobs.try_emplace(std::string_view(id));
   // Callers look the id up first. Were the slot there, replacing its version below could free
   // the characters its key views.
-  VC_CHECK(added, "job slot " + id.get() + " created twice");
+  VC_CHECK(added, "job slot " + id + " created twice");
   JobSlot& s = entry->second;
   s.info = std::make_shared<JobInfo>(std::move(id));  // holds the block the key views
   job_log.Append(s, NextGen());

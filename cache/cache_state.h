@@ -210,7 +210,7 @@ struct JobKeyHash {
 struct TaskLoc {
   TaskMetaPtr meta;
   const UidString& uid() const { return meta->uid(); }
-  const JobId& job() const { return meta->job.get(); }
+  const k8s::SharedString& job() const { return meta->job; }
   // Keyed by the task's "namespace/name" (api/keyed_table.h).
   static std::string_view TableKey(const TaskLoc& l, uint8_t) { return l.meta->key; }
 };
@@ -317,7 +317,7 @@ struct SchedulerCache::Impl {
   JobInfo& WritableJobTasks(JobSlot& s) REQUIRES(mu);
   NodeSlot& CreateNodeSlot(const std::string& name, std::shared_ptr<NodeInfo> info) REQUIRES(mu);
   // `id`: the job's id in the block its tasks hold (TaskMeta::job), or newly interned.
-  JobSlot& CreateJobSlot(k8s::Shared<std::string> id) REQUIRES(mu);
+  JobSlot& CreateJobSlot(k8s::SharedString id) REQUIRES(mu);
   void LogRemoval(bool is_node, const std::string& key) REQUIRES(mu);
   void EraseNodeSlot(const std::string& name) REQUIRES(mu);
   void EraseJobSlot(const JobId& id) REQUIRES(mu);
@@ -380,8 +380,9 @@ struct SchedulerCache::Impl {
   bool RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot, Resource* total,
                    bool* recount, Retired* retired) REQUIRES(mu);
   // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
-  void RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) REQUIRES(mu);
-  void RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot, Retired* retired) REQUIRES(mu);
+  void RefreshJob(ClusterInfo* snap, std::string_view id, Retired* retired) REQUIRES(mu);
+  void RefreshJob(ClusterInfo* snap, const k8s::SharedString& id, Slot<JobInfo>* slot, Retired* retired)
+      REQUIRES(mu);
   // Replaced versions go to `retired` instead of being destroyed under the lock.
   void IncrementalSnapshot(ClusterInfo* snap, Retired* retired) REQUIRES(mu);
 

@@ -224,7 +224,7 @@ Status SchedulerCache::CheckInvariants() const {
   };
   for (const auto& [key, slot] : m.jobs) {
     // The key views the job's own id block (which keeps its characters alive).
-    const std::string& id = slot.info->uid();
+    const k8s::SharedString& id = slot.info->uid();
     if (key != id || key.data() != id.data()) {
       v.push_back(fmt::format("job slot {} holds job {} (its key not a view of the job's id)", key, id));
     }

@@ -62,7 +62,7 @@ Status SchedulerCache::Impl::SetPodGroupLocked(const std::shared_ptr<const k8s::
     departed_pod_groups.erase(it->first);
     return Status::Ok();
   }
-  k8s::Shared<std::string> key = k8s::InternShared(id);  // once, for the job and its slot
+  k8s::SharedString key = k8s::InternShared(id);  // once, for the job and its slot
   JobInfo fresh(key);
   VC_RETURN_IF_ERROR(fresh.SetPodGroup(pg, options.default_queue));
   fresh.set_priority(PriorityFor(fresh));

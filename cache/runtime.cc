@@ -540,11 +540,11 @@ Status CacheRuntime::Evict(const std::string& task_key, const std::string& reaso
         ++(s.ok() ? impl_->counters.evictions_ok : impl_->counters.evictions_failed);
       }
       if (!s.ok()) return;
-      auto job = t.job();
+      const std::string_view job = t.job();
       auto slash = job.find('/');
-      impl_->Record(
-          {"PodGroup", t.namespace_(), slash == std::string::npos ? job : job.substr(slash + 1), ""},
-          "Normal", "Evict", shared->reason);
+      impl_->Record({"PodGroup", t.namespace_(),
+                     std::string(slash == std::string::npos ? job : job.substr(slash + 1)), ""},
+                    "Normal", "Evict", shared->reason);
     });
   }
   return Status::Ok();

@@ -34,11 +34,8 @@ void Publish(S& slot) {
 template <typename M>
 class Prefetcher {
  public:
-  explicit Prefetcher(M& map) : it_(map.begin()), end_(map.end()), near_(map.begin()) {
-    for (int i = 0; i < kAhead && it_ != end_; ++i) {
-      ++it_;
-      if (i >= kAhead / 2) ++near_;
-    }
+  explicit Prefetcher(M& map) : it_(map.begin()), end_(map.end()) {
+    for (int i = 0; i < kAhead && it_ != end_; ++i) ++it_;
   }
   void Next() {
     if (it_ == end_) return;
@@ -48,23 +45,16 @@ class Prefetcher {
     const auto* version = reinterpret_cast<const char*>(it_->second.info.get());
     __builtin_prefetch(version - 16);
     __builtin_prefetch(version);
-    // A job's snapshot entry copies its id, the std::string in the block its JobInfo points
-    // to: the key's characters now (in that block for the short ids), and the string itself
-    // half as far ahead, from the version fetched by then.
-    if constexpr (kJobs) {
-      __builtin_prefetch(it_->first.data());
-      if (near_ != end_) {
-        __builtin_prefetch(&near_->second.info->uid());
-        ++near_;
-      }
-    }
+    // A job's snapshot entry copies its id: the key's characters, in the id's one block
+    // (api/k8s/shared_string.h).
+    if constexpr (kJobs) __builtin_prefetch(it_->first.data());
     ++it_;
   }
 
  private:
   static constexpr int kAhead = 8;
   static constexpr bool kJobs = requires(typename M::iterator i) { i->second.info->uid(); };
-  typename M::iterator it_, end_, near_;
+  typename M::iterator it_, end_;
 };
 
 // The slots `log` says changed after generation `since`, newest first. The log is read as
@@ -106,24 +96,29 @@ template <typename T>
 using SnapMap = std::unordered_map<std::string, std::shared_ptr<const T>>;  // NodeMap, JobMap
 using Retired = std::vector<std::shared_ptr<const void>>;
 
+// A snapshot map's key for a node's name or a job's id. Taken as the id's SharedString, not a
+// view of it, so that a refresh that finds its entry through the slot never reads the id's
+// block (a cache miss per changed job).
+const std::string& AsKey(const std::string& name) { return name; }
+std::string AsKey(const k8s::SharedString& id) { return id.str(); }
+
 // The snapshot's entry for `key`: the one `slot` remembers for this snapshot (`tag`), else
 // the one found by name; null when the snapshot has none.
-template <typename T>
-typename Slot<T>::SnapEntry* FindEntry(SnapMap<T>& map, const std::string& key, const Slot<T>* slot,
-                                       uint64_t tag) {
+template <typename T, typename K>
+typename Slot<T>::SnapEntry* FindEntry(SnapMap<T>& map, const K& key, const Slot<T>* slot, uint64_t tag) {
   if (slot != nullptr && slot->snap_tag == tag) return slot->snap_entry;
-  auto it = map.find(key);
+  auto it = map.find(AsKey(key));
   return it == map.end() ? nullptr : &*it;
 }
 
 // Makes the snapshot hold `slot`'s version under `key`: in entry `cur` (the version it
 // replaces is retired), or in a new entry when `cur` is null. The slot remembers the entry.
-template <typename T>
-void HoldVersion(SnapMap<T>& map, const std::string& key, Slot<T>& slot, typename Slot<T>::SnapEntry* cur,
-                 uint64_t tag, Retired* retired) {
+template <typename T, typename K>
+void HoldVersion(SnapMap<T>& map, const K& key, Slot<T>& slot, typename Slot<T>::SnapEntry* cur, uint64_t tag,
+                 Retired* retired) {
   Publish(slot);
   if (cur == nullptr) {
-    cur = &*map.emplace(key, slot.info).first;
+    cur = &*map.emplace(AsKey(key), slot.info).first;
   } else if (cur->second != slot.info) {
     retired->push_back(std::move(cur->second));
     cur->second = slot.info;
@@ -135,12 +130,12 @@ void HoldVersion(SnapMap<T>& map, const std::string& key, Slot<T>& slot, typenam
 
 // Drops entry `cur` (if any) from the snapshot, retiring its version; `slot` (if any)
 // forgets it.
-template <typename T>
-void DropEntry(SnapMap<T>& map, const std::string& key, Slot<T>* slot, typename Slot<T>::SnapEntry* cur,
+template <typename T, typename K>
+void DropEntry(SnapMap<T>& map, const K& key, Slot<T>* slot, typename Slot<T>::SnapEntry* cur,
                Retired* retired) {
   if (cur != nullptr) {
     retired->push_back(std::move(cur->second));
-    map.erase(map.find(key));
+    map.erase(map.find(AsKey(key)));
   }
   if (slot != nullptr) slot->snap_tag = 0;
 }
@@ -282,8 +277,8 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   for (auto& [_, slot] : jobs) {
     job_ahead.Next();
     if (!Included(slot)) continue;
-    // The key is a view of the job's id: copied from the std::string itself, an SSO copy (from
-    // the view, std::string's construction took 7 % of a full snapshot's instructions on L).
+    // The snapshot's key is a std::string made from the id's characters (HoldVersion makes it
+    // once, in the map's node).
     HoldVersion(jmap, slot.info->uid(), slot, nullptr, tag, nullptr);
   }
   B::total_allocatable(*snap) = std::move(total);
@@ -349,15 +344,15 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   return had != include;
 }
 
-void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Retired* retired) {
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, std::string_view id, Retired* retired) {
   auto it = jobs.find(id);
-  if (it == jobs.end()) return RefreshJob(snap, id, nullptr, retired);
+  if (it == jobs.end()) return RefreshJob(snap, k8s::SharedString(id), nullptr, retired);
   it->second.snap_tag = 0;  // the rare paths look the name up (the session may have erased it)
-  RefreshJob(snap, id, &it->second, retired);
+  RefreshJob(snap, it->second.info->uid(), &it->second, retired);
 }
 
 // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
-void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const JobId& id, Slot<JobInfo>* slot,
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const k8s::SharedString& id, Slot<JobInfo>* slot,
                                       Retired* retired) {
   using B = ClusterInfo::Builder;
   auto& jmap = B::jobs(*snap);

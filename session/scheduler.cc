@@ -85,7 +85,7 @@ CycleStats Scheduler::RunOnceLocked() {
   };
 
   // ---- enqueue (Pending → Inqueue), in the snapshot; close writes the phase
-  std::unordered_set<JobId> enqueued_now;
+  JobIdSet enqueued_now;
   if (options_.enqueue) {
     t = std::chrono::steady_clock::now();
     auto set_inqueue = [&](const JobId& id) {
@@ -144,7 +144,7 @@ CycleStats Scheduler::RunOnceLocked() {
   t = std::chrono::steady_clock::now();
   std::unordered_set<JobId> refused;
   std::unordered_set<JobId> started;
-  std::unordered_set<JobId> deferred;  // placed by the plan, left for the next cycle
+  JobIdSet deferred;  // placed by the plan, left for the next cycle
   std::vector<const Placement*> bound;
   bound.reserve(plan.placements.size());
   const int64_t limit = options_.max_binds_per_cycle;
@@ -218,7 +218,7 @@ CycleStats Scheduler::RunOnceLocked() {
     if (!job->pod_group()) continue;
     const std::string_view phase = NextPhase(*job);
     const bool was_tried =
-        (outcome != nullptr && deferred.count(job->uid()) == 0) || enqueued_now.count(job->uid()) > 0;
+        (outcome != nullptr && !deferred.contains(job->uid())) || enqueued_now.contains(job->uid());
     const bool unschedulable = was_tried && !job->IsReady();
     const bool write_status = was_tried || phase != job->pod_group_phase();
     const TaskFitErrors& fit_errors = outcome != nullptr ? outcome->task_fit_errors : no_fit_errors;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -26,7 +28,7 @@ void MixList(size_t* h, const ResourceList& list) {
   }
 }
 
-size_t HashOf(const std::string& s) { return std::hash<std::string_view>{}(s); }
+size_t HashOf(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
 // Hashes need not see every field: equality decides, the hash only spreads the buckets.
 size_t HashOf(const PlainStringMap& m) {
@@ -101,19 +103,22 @@ size_t HashOf(const std::vector<NodeCondition>& cs) {
 // it halves below 7/32, so a cluster that shrinks gives the room back). A (hash, block) pair
 // took 16 bytes a slot, and a std::unordered_multimap a 32-byte node and a bucket. A trace of
 // one-task jobs holds two entries a task: its pod's annotations and its job's id.
-template <class C>
+//
+// H is the holder: a Shared<C> (its block's value a C) or a SharedString (its block's value
+// the characters); H::ValueOf reads a block's value.
+template <class H>
 class SharedTable {
  public:
   // One table per kind of part (Tables, below), made before any block is interned.
   SharedTable() {
     the_ = this;
-    Shared<C>::unintern_ = &SharedTable::Forget;
+    H::unintern_ = &SharedTable::Forget;
   }
 
-  void Intern(Shared<C>* s) EXCLUDES(mu_) {
+  void Intern(H* s) EXCLUDES(mu_) {
     Block* block = s->block_;
     if (block == nullptr) return;
-    if (block->value.empty()) {
+    if (H::ValueOf(block).empty()) {
       s->Reset();
       return;
     }
@@ -122,7 +127,7 @@ class SharedTable {
     s->block_ = canonical;
     // After the lock: the last release of a block frees its value (and, were it interned,
     // would take this table's lock to remove its entry).
-    Shared<C>::Release(block);
+    H::Release(block);
   }
 
   size_t Entries() const EXCLUDES(mu_) {
@@ -135,7 +140,7 @@ class SharedTable {
   }
 
  private:
-  using Block = typename Shared<C>::Block;
+  using Block = typename H::Block;
   // 0: a free slot.
   using Entry = uint64_t;
   static constexpr unsigned kTagShift = 48;
@@ -155,14 +160,14 @@ class SharedTable {
   // The home slot of entry `e`: from its tag while the table has at most 2^16 slots.
   size_t HomeOf(Entry e) const REQUIRES(mu_) {
     if (shift_ >= kTagShift) return (e >> kTagShift) >> (shift_ - kTagShift);
-    return Home(Mixed(HashOf(BlockOf(e)->value)));
+    return Home(Mixed(HashOf(H::ValueOf(BlockOf(e)))));
   }
   size_t Next(size_t i) const REQUIRES(mu_) { return (i + 1) & (slots_count_ - 1); }
 
   // The table's block equal to `block`, with one more holder; `block` itself (entered) when
   // the table has none.
   Block* FindOrInsert(Block* block) EXCLUDES(mu_) {
-    const uint64_t m = Mixed(HashOf(block->value));
+    const uint64_t m = Mixed(HashOf(H::ValueOf(block)));
     const uint64_t tag = m >> kTagShift;
     MutexLock lock(&mu_);
     if ((size_ + 1) * 8 > slots_count_ * 7) Grow();
@@ -178,7 +183,7 @@ class SharedTable {
       if ((e >> kTagShift) != tag) continue;
       Block* b = BlockOf(e);
       if (b == block) return block;
-      if (b->value == block->value && TryHold(b)) return b;
+      if (H::ValueOf(b) == H::ValueOf(block) && TryHold(b)) return b;
     }
   }
 
@@ -213,10 +218,10 @@ class SharedTable {
   // The last holder of interned block `b` let go: out of the table, then freed.
   static void Forget(Block* b) {
     the_->Erase(b);
-    delete b;
+    H::Free(b);
   }
   void Erase(Block* b) EXCLUDES(mu_) {
-    const uint64_t m = Mixed(HashOf(b->value));
+    const uint64_t m = Mixed(HashOf(H::ValueOf(b)));
     MutexLock lock(&mu_);
     if (size_ == 0) return;
     size_t i = Home(m);
@@ -253,14 +258,14 @@ namespace {
 
 // Leaked on purpose: decoders on any thread may compact until the process exits.
 struct Tables {
-  SharedTable<PlainStringMap> maps;
-  SharedTable<std::vector<Container>> containers;
-  SharedTable<std::vector<Toleration>> tolerations;
-  SharedTable<std::vector<OwnerReference>> owners;
-  SharedTable<std::vector<PodCondition>> conditions;
-  SharedTable<std::string> strings;
-  SharedTable<ResourceList> resource_lists;
-  SharedTable<std::vector<NodeCondition>> node_conditions;
+  SharedTable<StringMap> maps;
+  SharedTable<Shared<std::vector<Container>>> containers;
+  SharedTable<Shared<std::vector<Toleration>>> tolerations;
+  SharedTable<Shared<std::vector<OwnerReference>>> owners;
+  SharedTable<Shared<std::vector<PodCondition>>> conditions;
+  SharedTable<SharedString> strings;
+  SharedTable<Shared<ResourceList>> resource_lists;
+  SharedTable<Shared<std::vector<NodeCondition>>> node_conditions;
 };
 Tables& TheTables() {
   static Tables* const tables = new Tables();
@@ -288,22 +293,37 @@ void Compact(Node* node) {
   t.node_conditions.Intern(&node->status.conditions);
 }
 
-Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name) {
-  thread_local Shared<std::string> last;
-  const std::string& l = last.get();
+SharedString::Block* SharedString::Make(std::string_view s) {
+  if (s.empty()) return nullptr;
+  void* raw = ::operator new(sizeof(Block) + s.size() + 1);
+  auto* b = ::new (raw) Block();
+  b->size = static_cast<uint32_t>(s.size());  // no key is 4 GiB
+  std::memcpy(b->chars(), s.data(), s.size());
+  b->chars()[s.size()] = '\0';
+  return b;
+}
+
+void SharedString::Free(Block* b) {
+  b->~Block();
+  ::operator delete(b);
+}
+
+SharedString InternSharedKey(std::string_view ns, std::string_view name) {
+  thread_local SharedString last;
+  const std::string_view l = last;
   if (!l.empty() && l.size() == ns.size() + 1 + name.size() && l[ns.size()] == '/' &&
-      std::string_view(l).substr(0, ns.size()) == ns && std::string_view(l).substr(ns.size() + 1) == name) {
+      l.substr(0, ns.size()) == ns && l.substr(ns.size() + 1) == name) {
     return last;
   }
   std::string key;
   key.reserve(ns.size() + 1 + name.size());
   key.append(ns).append(1, '/').append(name);
-  last = InternShared(std::move(key));
+  last = InternShared(key);
   return last;
 }
 
-Shared<std::string> InternShared(std::string key) {
-  Shared<std::string> s(std::move(key));
+SharedString InternShared(std::string_view key) {
+  SharedString s(key);
   TheTables().strings.Intern(&s);
   return s;
 }

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "api/k8s/objects.h"
+#include "api/k8s/shared_string.h"
 
 namespace volcache::k8s {
 
@@ -29,10 +30,10 @@ void Compact(Node* node);
 // id): an equal string already held, held weakly. Each thread remembers the last key it
 // returned, and returns it again without the table's lock when the next key is equal (a
 // job's pods arrive together, from a LIST or a controller's creates).
-Shared<std::string> InternSharedKey(std::string_view ns, std::string_view name);
+SharedString InternSharedKey(std::string_view ns, std::string_view name);
 // A whole key, interned as InternSharedKey's (a job's own id, so that the JobInfo and its
 // tasks hold one string).
-Shared<std::string> InternShared(std::string key);
+SharedString InternShared(std::string_view key);
 
 // Entries held by the tables (every one a block some object holds), for tests and /debug.
 size_t CompactTableEntries();

@@ -178,6 +178,9 @@ class Shared {
   };
   // What releases an interned block (set by the one SharedTable of C when it is made).
   static inline void (*unintern_)(Block*) = nullptr;
+  // For SharedTable: a block's value, and the free of the block its table let go.
+  static const C& ValueOf(const Block* b) { return b->value; }
+  static void Free(Block* b) { delete b; }
 
   static const C& Empty() {
     static const C kEmpty;

@@ -376,26 +376,63 @@ TEST(CompactTest, ReleaseRacesLookupOfTheSameBlock) {
 }
 
 TEST(CompactTest, SharedKeysOfOneJobAreOneBlock) {
-  Shared<std::string> a = InternSharedKey("ns-a", "job-1");
-  Shared<std::string> b = InternSharedKey("ns-a", "job-1");  // the thread's last key
-  Shared<std::string> c = InternSharedKey("ns-a", "job-2");
-  Shared<std::string> d = InternSharedKey("ns-a", "job-1");  // not the last one: the table's
-  EXPECT_EQ(a.get(), "ns-a/job-1");
-  EXPECT_EQ(c.get(), "ns-a/job-2");
+  SharedString a = InternSharedKey("ns-a", "job-1");
+  SharedString b = InternSharedKey("ns-a", "job-1");  // the thread's last key
+  SharedString c = InternSharedKey("ns-a", "job-2");
+  SharedString d = InternSharedKey("ns-a", "job-1");  // not the last one: the table's
+  EXPECT_EQ(a.view(), "ns-a/job-1");
+  EXPECT_EQ(c.view(), "ns-a/job-2");
   EXPECT_TRUE(a.SameBlock(b));
   EXPECT_TRUE(a.SameBlock(d));
   EXPECT_FALSE(a.SameBlock(c));
   // Keys that differ only in where the separator falls are different keys.
-  Shared<std::string> e = InternSharedKey("ns", "a/job-1");
-  Shared<std::string> f = InternSharedKey("ns-a", "job-1x");
-  EXPECT_EQ(e.get(), "ns/a/job-1");
+  SharedString e = InternSharedKey("ns", "a/job-1");
+  SharedString f = InternSharedKey("ns-a", "job-1x");
+  EXPECT_EQ(e.view(), "ns/a/job-1");
   EXPECT_FALSE(e.SameBlock(a));
-  EXPECT_EQ(f.get(), "ns-a/job-1x");
+  EXPECT_EQ(f.view(), "ns-a/job-1x");
   // Another thread gets the same block from the table.
-  Shared<std::string> g;
+  SharedString g;
   std::thread t([&g] { g = InternSharedKey("ns-a", "job-1"); });
   t.join();
   EXPECT_TRUE(g.SameBlock(a));
+}
+
+// A job id: one pointer to one block (count, length, characters), which copies share.
+TEST(SharedStringTest, OneBlockThatCopiesShareAndReadsAsAString) {
+  static_assert(sizeof(SharedString) == 8);
+  const SharedString empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.view(), "");
+  EXPECT_STREQ(empty.c_str(), "");
+  EXPECT_TRUE(SharedString("").SameBlock(empty));  // an empty string holds no block
+
+  const std::string id = "a-namespace/a-pod-group-with-a-long-name";
+  SharedString a(id);
+  EXPECT_EQ(a, id);
+  EXPECT_EQ(a.size(), id.size());
+  EXPECT_EQ(a.c_str()[id.size()], '\0');
+  const std::string copy = a;  // converts to a std::string
+  EXPECT_EQ(copy, id);
+  EXPECT_EQ(fmt::format("{}", a), id);
+  EXPECT_EQ(a + "/x", id + "/x");
+
+  SharedString b = a;
+  EXPECT_TRUE(b.SameBlock(a));
+  EXPECT_EQ(b.data(), a.data());
+  SharedString c(id);  // equal, not interned: a block of its own
+  EXPECT_FALSE(c.SameBlock(a));
+  EXPECT_EQ(c, a);
+  c = b;  // assignment shares
+  EXPECT_TRUE(c.SameBlock(a));
+  SharedString d = std::move(b);
+  EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move): a moved-from one is empty
+  EXPECT_TRUE(d.SameBlock(a));
+  a = SharedString();
+  EXPECT_EQ(d, id);  // the block lives while any copy holds it
+  const SharedString& self = d;
+  d = self;  // self-assignment keeps it
+  EXPECT_EQ(d, id);
 }
 
 // The table under churn: many entries at once (it grows), released in a random order (each
@@ -403,7 +440,7 @@ TEST(CompactTest, SharedKeysOfOneJobAreOneBlock) {
 TEST(CompactTest, TableFindsEverySurvivorAfterRandomReleases) {
   const size_t before = CompactTableEntries();
   std::mt19937 rng(11);
-  std::vector<Shared<std::string>> held;
+  std::vector<SharedString> held;
   std::vector<std::string> values;
   for (int i = 0; i < 6000; ++i) {
     values.push_back("churn/" + std::to_string(i));
@@ -416,10 +453,10 @@ TEST(CompactTest, TableFindsEverySurvivorAfterRandomReleases) {
     std::shuffle(order.begin(), order.end(), rng);
     size_t alive = 0;
     for (size_t k = 0; k < order.size(); ++k) {
-      if (k % 3 != 0) held[order[k]] = Shared<std::string>();  // two thirds released
+      if (k % 3 != 0) held[order[k]] = SharedString();  // two thirds released
     }
     for (size_t i = 0; i < held.size(); ++i) {
-      Shared<std::string> again = InternShared(values[i]);
+      SharedString again = InternShared(values[i]);
       if (held[i].empty()) {
         held[i] = again;  // a new entry, for the next round
       } else {
@@ -439,13 +476,13 @@ TEST(CompactTest, TableFindsEverySurvivorAfterRandomReleases) {
 // longer holds its home slot (erase and rehash hash the block again), and back below.
 TEST(CompactTest, TableShrinksAsEntriesLeave) {
   const size_t slots_before = CompactTableSlots();
-  std::vector<Shared<std::string>> held;
+  std::vector<SharedString> held;
   for (int i = 0; i < 80000; ++i) held.push_back(InternShared("shrink/" + std::to_string(i)));
   const size_t slots_full = CompactTableSlots();
-  EXPECT_GE(slots_full, slots_before + (size_t{1} << 17));
+  EXPECT_GE(slots_full, size_t{1} << 17);  // 80,000 entries at most 7/8 full
   // Release from the back, keeping every 100th key; check the survivors as the table halves.
   for (size_t i = held.size(); i-- > 0;) {
-    if (i % 100 != 0) held[i] = Shared<std::string>();
+    if (i % 100 != 0) held[i] = SharedString();
     if (i % 4000 == 0) {
       for (size_t k = 0; k < held.size(); k += 100) {
         ASSERT_TRUE(InternShared("shrink/" + std::to_string(k)).SameBlock(held[k])) << k << " at " << i;

@@ -137,10 +137,12 @@ TEST(JobInfoTest, MinResourcesComeAndGoWithThePodGroup) {
 TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
   const TaskInfo t = Task("t0", TaskStatus::kPending);
   JobInfo job("ns/pg");
-  EXPECT_EQ(&job.uid(), &t.job());
+  EXPECT_TRUE(job.uid().SameBlock(t.job()));
+  EXPECT_EQ(job.uid().data(), t.job().data());
   ASSERT_TRUE(job.AddTask(t).ok());
   const JobInfo copy = job;
-  EXPECT_EQ(&copy.uid(), &t.job());
+  EXPECT_TRUE(copy.uid().SameBlock(t.job()));
+  EXPECT_EQ(copy.uid(), "ns/pg");
 }
 
 // A job keeps no name of its own: the PodGroup's while it has one, else its id's.
