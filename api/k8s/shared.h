@@ -30,8 +30,86 @@
 
 namespace volcache::k8s {
 
+// A pointer to a counted heap block B, which copies of the pointer share and whose last holder
+// frees it: the handle of Shared and of SharedString (api/k8s/shared_string.h). B has the
+// atomic `refs` (its holders), `frozen` (it has been shared: never written again) and
+// `interned` (a SharedTable holds it weakly); D frees a block with D::Free(B*).
+template <class D, class B>
+class CountedBlockRef {
+ public:
+  CountedBlockRef(const CountedBlockRef& o) : block_(o.block_) { Hold(); }
+  CountedBlockRef(CountedBlockRef&& o) noexcept : block_(std::exchange(o.block_, nullptr)) {}
+  CountedBlockRef& operator=(const CountedBlockRef& o) {
+    if (block_ != o.block_) {
+      B* old = block_;
+      block_ = o.block_;
+      Hold();
+      Release(old);
+    }
+    return *this;
+  }
+  CountedBlockRef& operator=(CountedBlockRef&& o) noexcept {
+    if (this != &o) {
+      Release(block_);
+      block_ = std::exchange(o.block_, nullptr);
+    }
+    return *this;
+  }
+  ~CountedBlockRef() { Release(block_); }
+
+  // True when both hold the same block (or are both empty): equal without comparing.
+  bool SameBlock(const CountedBlockRef& o) const { return block_ == o.block_; }
+
+ protected:
+  CountedBlockRef() = default;
+  explicit CountedBlockRef(B* b) : block_(b) {}
+
+  void Reset() { Release(std::exchange(block_, nullptr)); }
+  // Another holder of block_ (a copy): the block is shared from now on.
+  void Hold() const {
+    if (block_ == nullptr) return;
+    block_->refs.fetch_add(1, std::memory_order_relaxed);
+    block_->frozen.store(true, std::memory_order_relaxed);
+  }
+  // One holder fewer; the last one frees the block (acq_rel: every holder's reads and writes
+  // happen before the free).
+  static void Release(B* b) {
+    if (b == nullptr || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (b->interned.load(std::memory_order_relaxed)) {
+      unintern_(b);  // takes it out of its table, which then frees it
+    } else {
+      D::Free(b);
+    }
+  }
+  // What releases an interned block (set by the one SharedTable of D when it is made).
+  static inline void (*unintern_)(B*) = nullptr;
+
+  B* block_ = nullptr;
+};
+
+// A Shared<C>'s block: the container and its counts.
 template <class C>
-class Shared {
+struct SharedBlock {
+  SharedBlock() = default;
+  explicit SharedBlock(const C& v) : value(v) {}
+  explicit SharedBlock(C&& v) : value(std::move(v)) {}
+  C value;
+  std::atomic<uint32_t> refs{1};  // the Shared fields that point here
+  std::atomic<bool> frozen{false};
+  // Set once, by SharedTable (api/k8s/compact.cc), before the table hands the block out:
+  // the table holds it weakly, by a plain pointer that the last holder's release removes.
+  std::atomic<bool> interned{false};
+};
+
+template <class C>
+class Shared : public CountedBlockRef<Shared<C>, SharedBlock<C>> {
+  using Base = CountedBlockRef<Shared<C>, SharedBlock<C>>;
+  using Block = SharedBlock<C>;
+  using Base::block_;
+  using Base::Hold;
+  using Base::Release;
+  using Base::Reset;
+
  public:
   using container_type = C;
   using value_type = typename C::value_type;
@@ -43,26 +121,10 @@ class Shared {
   Shared() = default;
   Shared(C c) { Assign(std::move(c)); }  // NOLINT(google-explicit-constructor): a field's value
   Shared(std::initializer_list<value_type> il) { Assign(C(il)); }
-  Shared(const Shared& o) : block_(o.block_) { Hold(); }
-  Shared(Shared&& o) noexcept : block_(o.block_) { o.block_ = nullptr; }
-  ~Shared() { Release(block_); }
-  Shared& operator=(const Shared& o) {
-    if (block_ != o.block_) {
-      Block* old = block_;
-      block_ = o.block_;
-      Hold();
-      Release(old);
-    }
-    return *this;
-  }
-  Shared& operator=(Shared&& o) noexcept {
-    if (this != &o) {
-      Release(block_);
-      block_ = o.block_;
-      o.block_ = nullptr;
-    }
-    return *this;
-  }
+  Shared(const Shared&) = default;
+  Shared(Shared&&) noexcept = default;
+  Shared& operator=(const Shared&) = default;
+  Shared& operator=(Shared&&) noexcept = default;
   Shared& operator=(C c) {
     Assign(std::move(c));
     return *this;
@@ -154,8 +216,6 @@ class Shared {
   void reserve(size_type n) { mut().reserve(n); }
   void resize(size_type n) { mut().resize(n); }
 
-  // True when both hold the same block (or are both empty): equal without comparing.
-  bool SameBlock(const Shared& o) const { return block_ == o.block_; }
   friend bool operator==(const Shared& a, const Shared& b) {
     return a.block_ == b.block_ || a.get() == b.get();
   }
@@ -164,20 +224,8 @@ class Shared {
  private:
   template <class>
   friend class SharedTable;
+  friend Base;
 
-  struct Block {
-    Block() = default;
-    explicit Block(const C& v) : value(v) {}
-    explicit Block(C&& v) : value(std::move(v)) {}
-    C value;
-    std::atomic<uint32_t> refs{1};  // the Shared fields that point here
-    std::atomic<bool> frozen{false};
-    // Set once, by SharedTable (api/k8s/compact.cc), before the table hands the block out:
-    // the table holds it weakly, by a plain pointer that the last holder's release removes.
-    std::atomic<bool> interned{false};
-  };
-  // What releases an interned block (set by the one SharedTable of C when it is made).
-  static inline void (*unintern_)(Block*) = nullptr;
   // For SharedTable: a block's value, and the free of the block its table let go.
   static const C& ValueOf(const Block* b) { return b->value; }
   static void Free(Block* b) { delete b; }
@@ -195,28 +243,6 @@ class Shared {
       Release(old);
     }
   }
-  void Reset() {
-    Release(block_);
-    block_ = nullptr;
-  }
-  // Another holder of block_ (a copy): the block is shared from now on.
-  void Hold() const {
-    if (block_ == nullptr) return;
-    block_->refs.fetch_add(1, std::memory_order_relaxed);
-    block_->frozen.store(true, std::memory_order_relaxed);
-  }
-  // One holder fewer; the last one frees the block (acq_rel: every holder's reads and writes
-  // happen before the free).
-  static void Release(Block* b) {
-    if (b == nullptr || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (b->interned.load(std::memory_order_relaxed)) {
-      unintern_(b);  // takes it out of its table, which then frees it
-    } else {
-      delete b;
-    }
-  }
-
-  Block* block_ = nullptr;
 };
 
 }  // namespace volcache::k8s

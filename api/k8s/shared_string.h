@@ -24,82 +24,48 @@
 #include <utility>
 
 #include "api/inline_string.h"
+#include "api/k8s/shared.h"
 
 namespace volcache::k8s {
 
 template <class>
 class SharedTable;
 
-class SharedString : public StringOps<SharedString> {
+// A SharedString's block: its counts and length, the characters after them.
+struct SharedStringBlock {
+  std::atomic<uint32_t> refs{1};    // the SharedStrings that point here
+  std::atomic<bool> frozen{false};  // as a Shared block's (a string is never written)
+  // Set once, by SharedTable (api/k8s/compact.cc), before the table hands the block out.
+  std::atomic<bool> interned{false};
+  uint32_t size = 0;
+  char* chars() { return reinterpret_cast<char*>(this + 1); }
+  const char* chars() const { return reinterpret_cast<const char*>(this + 1); }
+};
+static_assert(sizeof(SharedStringBlock) == 12);
+
+class SharedString : public StringOps<SharedString>, public CountedBlockRef<SharedString, SharedStringBlock> {
+  using Base = CountedBlockRef<SharedString, SharedStringBlock>;
+  using Block = SharedStringBlock;
+  using Base::block_;
+  using Base::Release;
+  using Base::Reset;
+
  public:
   SharedString() = default;
-  explicit SharedString(std::string_view s) : block_(Make(s)) {}
-  SharedString(const SharedString& o) : block_(o.block_) { Hold(); }
-  SharedString(SharedString&& o) noexcept : block_(std::exchange(o.block_, nullptr)) {}
-  SharedString& operator=(const SharedString& o) {
-    if (block_ != o.block_) {
-      Block* old = block_;
-      block_ = o.block_;
-      Hold();
-      Release(old);
-    }
-    return *this;
-  }
-  SharedString& operator=(SharedString&& o) noexcept {
-    if (this != &o) {
-      Release(block_);
-      block_ = std::exchange(o.block_, nullptr);
-    }
-    return *this;
-  }
-  ~SharedString() { Release(block_); }
+  explicit SharedString(std::string_view s) : Base(Make(s)) {}
 
   const char* data() const { return block_ != nullptr ? block_->chars() : ""; }
   size_t size() const { return block_ != nullptr ? block_->size : 0; }
-  // True when both hold the same block (or are both empty).
-  bool SameBlock(const SharedString& o) const { return block_ == o.block_; }
 
  private:
   template <class>
   friend class SharedTable;
-
-  // The characters follow the header in the same allocation.
-  struct Block {
-    std::atomic<uint32_t> refs{1};    // the SharedStrings that point here
-    std::atomic<bool> frozen{false};  // read by SharedTable, as Shared's (always true once shared)
-    // Set once, by SharedTable (api/k8s/compact.cc), before the table hands the block out.
-    std::atomic<bool> interned{false};
-    uint32_t size = 0;
-    char* chars() { return reinterpret_cast<char*>(this + 1); }
-    const char* chars() const { return reinterpret_cast<const char*>(this + 1); }
-  };
-  static_assert(sizeof(Block) == 12);
+  friend Base;
 
   // Null for an empty string.
   static Block* Make(std::string_view s);
   static void Free(Block* b);
   static std::string_view ValueOf(const Block* b) { return std::string_view(b->chars(), b->size); }
-  // What releases an interned block (set by the SharedTable of SharedStrings when it is made).
-  static inline void (*unintern_)(Block*) = nullptr;
-
-  void Reset() {
-    Release(block_);
-    block_ = nullptr;
-  }
-  void Hold() const {
-    if (block_ != nullptr) block_->refs.fetch_add(1, std::memory_order_relaxed);
-  }
-  // One holder fewer; the last one frees the block (acq_rel, as Shared's).
-  static void Release(Block* b) {
-    if (b == nullptr || b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (b->interned.load(std::memory_order_relaxed)) {
-      unintern_(b);  // takes it out of its table, which then frees it
-    } else {
-      Free(b);
-    }
-  }
-
-  Block* block_ = nullptr;
 };
 static_assert(sizeof(SharedString) == 8);
 
