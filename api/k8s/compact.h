@@ -37,7 +37,7 @@ SharedString InternShared(std::string_view key);
 
 // Entries held by the tables (every one a block some object holds), for tests and /debug.
 size_t CompactTableEntries();
-// Their slots (16 bytes each): a table doubles when 7/8 full and halves when under 7/32 full.
+// Their slots (8 bytes each): a table doubles when 7/8 full and halves when under 7/32 full.
 size_t CompactTableSlots();
 
 }  // namespace volcache::k8s
