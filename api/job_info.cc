@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/check.h"
 #include "api/k8s/compact.h"
 #include "api/resource_list.h"
 
@@ -56,18 +57,45 @@ JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(uid)) {}
 
 JobInfo::JobInfo(k8s::SharedString uid) : uid_(std::move(uid)) {}
 
-Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string_view default_queue) {
+JobPodGroup::JobPodGroup(const k8s::PodGroup& pg) : spec(pg.spec), status(pg.status) {
+  metadata.namespace_ = pg.metadata.namespace_;
+  metadata.uid = pg.metadata.uid;
+  metadata.resource_version = pg.metadata.resource_version;
+  metadata.creation_timestamp = pg.metadata.creation_timestamp;
+  metadata.labels = pg.metadata.labels;
+  metadata.annotations = pg.metadata.annotations;
+}
+
+k8s::PodGroup JobPodGroup::ToPodGroup(std::string_view name) const {
+  k8s::PodGroup pg;
+  pg.metadata.name = name;
+  pg.metadata.namespace_ = metadata.namespace_;
+  pg.metadata.uid = metadata.uid;
+  pg.metadata.resource_version = metadata.resource_version;
+  pg.metadata.creation_timestamp = metadata.creation_timestamp;
+  pg.metadata.labels = metadata.labels;
+  pg.metadata.annotations = metadata.annotations;
+  pg.spec = spec;
+  pg.status = status;
+  return pg;
+}
+
+Status JobInfo::SetPodGroup(const std::shared_ptr<const k8s::PodGroup>& pg, std::string_view default_queue) {
   if (pg == nullptr)
     return Status::InvalidArgument(fmt::format("job {}: SetPodGroup with a null PodGroup", uid()));
-  Result<Resource> min_resources = ResourceFromList(pg->spec.min_resources(), "spec.minResources");
+  return SetPodGroup(*pg, default_queue);
+}
+
+Status JobInfo::SetPodGroup(const k8s::PodGroup& pg, std::string_view default_queue) {
+  Result<Resource> min_resources = ResourceFromList(pg.spec.min_resources(), "spec.minResources");
   if (!min_resources.ok()) {
     return min_resources.status().WithPrefix(
-        fmt::format("PodGroup {}/{}", pg->metadata.namespace_, pg->metadata.name));
+        fmt::format("PodGroup {}/{}", pg.metadata.namespace_, pg.metadata.name));
   }
-  queue_ = pg->spec.queue.empty() ? k8s::Interned(default_queue) : pg->spec.queue;
-  if (!pg->spec.min_task_member().empty() || !pg->spec.min_resources().empty()) {
+  queue_ = pg.spec.queue.empty() ? k8s::Interned(default_queue) : pg.spec.queue;
+  if (!pg.spec.min_task_member().empty() || !pg.spec.min_resources().empty()) {
     Rare& rare = MutableRare();
-    rare.task_min_available = pg->spec.min_task_member();
+    rare.task_min_available = pg.spec.min_task_member();
     rare.min_resources = std::move(min_resources).value();
   } else if (rare_ != nullptr && rare_->fit_errors.empty()) {
     rare_.reset();
@@ -76,7 +104,7 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     rare.task_min_available = {};
     rare.min_resources = Resource();
   }
-  pod_group_ = std::move(pg);
+  pod_group_ = new JobPodGroup(pg);
   // The gang's tasks arrive one by one, and a table grown a quarter at a time would copy
   // itself about eight times on the way to ten: room for minMember of them at once (bounded,
   // so that a wrong minMember cannot make it large).
@@ -84,6 +112,26 @@ Status JobInfo::SetPodGroup(std::shared_ptr<const k8s::PodGroup> pg, std::string
     tasks_.reserve(std::min<size_t>(static_cast<size_t>(min), kTasksReservedAtMost));
   ++generation_;
   return Status::Ok();
+}
+
+k8s::PodGroup JobInfo::PodGroupObject() const {
+  VC_CHECK(pod_group_ != nullptr, "job " + uid() + ": PodGroupObject without a PodGroup");
+  return pod_group_->ToPodGroup(name());
+}
+
+void JobInfo::SetPodGroupPhase(std::string_view phase) {
+  VC_CHECK(pod_group_ != nullptr, "job " + uid() + ": SetPodGroupPhase without a PodGroup");
+  auto pg = boost::intrusive_ptr<JobPodGroup>(new JobPodGroup(*pod_group_));  // a fresh count
+  pg->status.phase = phase;
+  pod_group_ = std::move(pg);
+  ++generation_;
+}
+
+int32_t JobInfo::CountAt(int index) const {
+  if (index < kTaskStatusCount - 1) return status_count_[static_cast<size_t>(index)];
+  int32_t rest = static_cast<int32_t>(tasks_.size());
+  for (const int32_t n : status_count_) rest -= n;
+  return rest;
 }
 
 const std::map<std::string, int32_t, std::less<>>& JobInfo::task_min_available() const {
@@ -113,7 +161,6 @@ JobInfo::Rare& JobInfo::MutableRare() {
 }
 
 std::string_view JobInfo::name() const {
-  if (pod_group_ != nullptr) return pod_group_->metadata.name;
   std::string_view id = uid();
   const size_t slash = id.find('/');
   return slash == std::string_view::npos ? id : id.substr(slash + 1);
@@ -132,7 +179,7 @@ Status JobInfo::AddTask(const TaskInfo& task) {
         fmt::format("task {} ({}) is already in job {}", task.key(), task.uid(), uid()));
   }
   const TaskInfo& t = *stored;
-  ++status_count_[TaskStatusIndex(t.status)];
+  AddToCount(TaskStatusIndex(t.status), 1);
   if (t.status == TaskStatus::kPending && t.best_effort) ++pending_best_effort_;
   total_request_.Add(t.resreq());
   if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq());
@@ -144,7 +191,7 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   auto it = tasks_.find(uid);
   if (it == tasks_.end()) return Status::NotFound(fmt::format("task {} is not in job {}", uid, this->uid()));
   const TaskInfo& t = it->second;
-  --status_count_[TaskStatusIndex(t.status)];
+  AddToCount(TaskStatusIndex(t.status), -1);
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
   total_request_.SubUnchecked(t.resreq());
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq());
@@ -163,8 +210,8 @@ Status JobInfo::UpdateTaskStatus(std::string_view uid, TaskStatus status) {
   TaskInfo& t = *found;
   const bool was_allocated = IsAllocatedStatus(t.status);
   const bool now_allocated = IsAllocatedStatus(status);
-  --status_count_[TaskStatusIndex(t.status)];
-  ++status_count_[TaskStatusIndex(status)];
+  AddToCount(TaskStatusIndex(t.status), -1);
+  AddToCount(TaskStatusIndex(status), 1);
   if (t.best_effort) {
     pending_best_effort_ +=
         (status == TaskStatus::kPending ? 1 : 0) - (t.status == TaskStatus::kPending ? 1 : 0);
@@ -183,7 +230,7 @@ const TaskInfo* JobInfo::FindTask(std::string_view uid) const {
 
 std::vector<const TaskInfo*> JobInfo::TasksWithStatus(TaskStatus status) const {
   std::vector<const TaskInfo*> out;
-  const int32_t n = status_count_[TaskStatusIndex(status)];
+  const int32_t n = CountAt(TaskStatusIndex(status));
   if (n == 0) return out;
   out.reserve(static_cast<size_t>(n));
   for (const auto& [_, t] : tasks_) {
@@ -193,7 +240,7 @@ std::vector<const TaskInfo*> JobInfo::TasksWithStatus(TaskStatus status) const {
 }
 
 size_t JobInfo::CountWithStatus(TaskStatus status) const {
-  return static_cast<size_t>(status_count_[TaskStatusIndex(status)]);
+  return static_cast<size_t>(CountAt(TaskStatusIndex(status)));
 }
 
 int32_t JobInfo::ReadyTaskNum() const {
@@ -215,7 +262,7 @@ int32_t JobInfo::ValidTaskNum() const {
     const TaskStatus s = TaskStatusFromIndex(i);
     if (IsAllocatedStatus(s) || s == TaskStatus::kSucceeded || s == TaskStatus::kPipelined ||
         s == TaskStatus::kPending) {
-      n += static_cast<size_t>(status_count_[i]);
+      n += static_cast<size_t>(CountAt(i));
     }
   }
   return static_cast<int32_t>(n);
@@ -264,7 +311,7 @@ std::string JobInfo::FitError(const TaskFitErrors* session) const {
   // minAvailable.
   Histogram reasons;
   for (int i = 0; i < kTaskStatusCount; ++i) {
-    if (status_count_[i] != 0) Count(reasons, TaskStatusName(TaskStatusFromIndex(i)), status_count_[i]);
+    if (const int32_t n = CountAt(i); n != 0) Count(reasons, TaskStatusName(TaskStatusFromIndex(i)), n);
   }
   reasons.emplace_back("minAvailable", min_available());
   std::string msg(kPodGroupNotReady);

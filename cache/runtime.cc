@@ -605,7 +605,7 @@ void CacheRuntime::WriteJobStatus(const JobInfo& job, const std::string& phase,
       if (pending != nullptr && holds(pending->status)) return;
     }
   }
-  k8s::PodGroup pg = *job.pod_group();
+  k8s::PodGroup pg = job.PodGroupObject();
   pg.status.phase = phase;
   pg.status.running = running;
   pg.status.succeeded = succeeded;

@@ -91,9 +91,7 @@ CycleStats Scheduler::RunOnceLocked() {
     auto set_inqueue = [&](const JobId& id) {
       JobInfo* job = snap.MutableJob(id);
       if (job == nullptr || !job->pod_group()) return;
-      auto pg = std::make_shared<k8s::PodGroup>(*job->pod_group());
-      pg->status.phase = "Inqueue";
-      if (!job->SetPodGroup(std::move(pg), options_.session.default_queue).ok()) return;
+      job->SetPodGroupPhase("Inqueue");
     };
     for (auto it = enqueued_.begin(); it != enqueued_.end();) {
       auto job = snap.jobs().find(*it);

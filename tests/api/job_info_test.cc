@@ -100,9 +100,64 @@ TEST(JobInfoTest, SetPodGroupFillsJobFields) {
   EXPECT_EQ(job.min_resources().memory(), 6 * kGi);
   EXPECT_EQ(job.min_resources().Get("nvidia.com/gpu"), 2000);
   EXPECT_EQ(job.creation_timestamp(), 1700000000000);
-  EXPECT_EQ(job.pod_group().get(), pg.get());
   EXPECT_EQ(job.pod_group_phase(), "Inqueue");
   EXPECT_FALSE(job.IsPending());
+}
+
+// The job keeps the PodGroup's fields, not the object: every field that a status write, a dump
+// or a plugin reads survives the round trip through the job, whose copies share one block; the
+// name is the id's. Setting the phase makes the job's next version and leaves copies alone.
+TEST(JobInfoTest, KeepsThePodGroupsFieldsInABlockItsCopiesShare) {
+  JobInfo job("ns/pg");
+  auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(3, "Inqueue", "research"));
+  pg->metadata.uid = "0f3c1c4e-9d1b-4a43-8d2e-6f1f9b0c7a55";
+  pg->metadata.resource_version = "812345";
+  pg->metadata.labels.mut().emplace("team", "vision");
+  pg->metadata.annotations.mut().emplace("volcano.sh/preemptable", "false");
+  pg->metadata.set_generation(4);
+  pg->spec.priority_class_name = "high";
+  pg->spec.mutable_rare().network_topology =
+      k8s::NetworkTopologySpec{.mode = "hard", .highest_tier_allowed = 2, .highest_tier_name = ""};
+  pg->status.running = 2;
+  pg->status.succeeded = 1;
+  pg->status.failed = 1;
+  pg->status.conditions.mut().push_back({"Scheduled", "True", "t-1", 1700000001000, "ready", "all set"});
+  ASSERT_TRUE(job.SetPodGroup(pg).ok());
+  ASSERT_NE(job.pod_group(), nullptr);
+  EXPECT_EQ(job.pod_group()->metadata.uid, pg->metadata.uid);
+  EXPECT_EQ(job.pod_group()->status.conditions.size(), 1u);
+
+  const k8s::PodGroup back = job.PodGroupObject();
+  EXPECT_EQ(back.metadata.name, "pg");
+  EXPECT_EQ(back.metadata.namespace_, "ns");
+  EXPECT_EQ(back.metadata.uid, pg->metadata.uid);
+  EXPECT_EQ(back.metadata.resource_version, "812345");
+  EXPECT_EQ(back.metadata.creation_timestamp, pg->metadata.creation_timestamp);
+  EXPECT_TRUE(back.metadata.labels.SameBlock(pg->metadata.labels));
+  EXPECT_TRUE(back.metadata.annotations.SameBlock(pg->metadata.annotations));
+  EXPECT_EQ(back.metadata.generation(), 0) << "not kept";
+  EXPECT_EQ(back.spec.min_member, 3);
+  EXPECT_EQ(back.spec.queue, "research");
+  EXPECT_EQ(back.spec.priority_class_name, "high");
+  ASSERT_TRUE(back.spec.network_topology().has_value());
+  EXPECT_EQ(back.spec.network_topology()->highest_tier_allowed, 2);
+  EXPECT_EQ(back.spec.rare, pg->spec.rare) << "the spec's rare block is shared";
+  EXPECT_EQ(back.status.phase, "Inqueue");
+  EXPECT_EQ(back.status.running, 2);
+  EXPECT_EQ(back.status.succeeded, 1);
+  EXPECT_EQ(back.status.failed, 1);
+  EXPECT_TRUE(back.status.conditions.SameBlock(pg->status.conditions));
+
+  JobInfo copy = job;
+  EXPECT_EQ(copy.pod_group(), job.pod_group()) << "copies share the block";
+  const uint64_t gen = job.generation();
+  job.SetPodGroupPhase("Running");
+  EXPECT_EQ(job.pod_group_phase(), "Running");
+  EXPECT_GT(job.generation(), gen);
+  EXPECT_EQ(job.pod_group()->metadata.uid, pg->metadata.uid);
+  EXPECT_EQ(job.pod_group()->status.running, 2);
+  EXPECT_EQ(copy.pod_group_phase(), "Inqueue") << "the copy keeps its version";
+  EXPECT_NE(copy.pod_group(), job.pod_group());
 }
 
 // minResources and minTaskMember are kept only when the PodGroup sets them; a later PodGroup
@@ -145,15 +200,19 @@ TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
   EXPECT_EQ(copy.uid(), "ns/pg");
 }
 
-// A job keeps no name of its own: the PodGroup's while it has one, else its id's.
-TEST(JobInfoTest, NameIsThePodGroupsOrTheIds) {
-  static_assert(sizeof(JobInfo) <= 224);  // with the control block, tcmalloc's 240-byte class
+// A job keeps no name of its own: its id's name part, which the cache makes from the PodGroup's
+// namespace and name. A PodGroup of another name (tests make such jobs) does not rename the job,
+// and the object the job rebuilds carries the job's name.
+TEST(JobInfoTest, NameIsTheIds) {
+  static_assert(sizeof(JobInfo) <= 208);      // with the control block, tcmalloc's 224-byte class
+  static_assert(sizeof(JobPodGroup) <= 112);  // tcmalloc's 112-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));
-  pg->metadata.name = "other";  // a group whose name is not the id's (tests make such jobs)
+  pg->metadata.name = "other";
   ASSERT_TRUE(job.SetPodGroup(pg).ok());
-  EXPECT_EQ(job.name(), "other");
+  EXPECT_EQ(job.name(), "pg");
+  EXPECT_EQ(job.PodGroupObject().metadata.name, "pg");
   job.UnsetPodGroup();
   EXPECT_EQ(job.name(), "pg");
   EXPECT_EQ(JobInfo("no-namespace").name(), "no-namespace");
