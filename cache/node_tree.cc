@@ -24,26 +24,27 @@ std::string ZoneKey(const k8s::StringMap& labels) {
 }
 
 void NodeTree::Add(const std::string& name, const std::string& zone) {
-  if (auto it = zone_of_.find(name); it != zone_of_.end()) {
-    if (it->second == zone) return;
+  const k8s::Interned node(name), key(zone);
+  if (auto it = zone_of_.find(node); it != zone_of_.end()) {
+    if (it->second == key) return;
     Remove(name);
   }
-  auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == zone; });
+  auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == key; });
   if (z == zones_.end()) {
-    zones_.push_back(Zone{zone, {}});
+    zones_.push_back(Zone{key, {}});
     z = zones_.end() - 1;
   }
-  z->nodes.push_back(name);
-  zone_of_[name] = zone;
+  z->nodes.push_back(node);
+  zone_of_[node] = key;
   ++version_;
 }
 
 void NodeTree::Remove(const std::string& name) {
-  auto it = zone_of_.find(name);
+  auto it = zone_of_.find(k8s::Interned(name));
   if (it == zone_of_.end()) return;
   auto z = std::find_if(zones_.begin(), zones_.end(), [&](const Zone& x) { return x.key == it->second; });
   if (z != zones_.end()) {
-    z->nodes.erase(std::find(z->nodes.begin(), z->nodes.end(), name));
+    z->nodes.erase(std::find(z->nodes.begin(), z->nodes.end(), it->first));
     if (z->nodes.empty()) zones_.erase(z);
   }
   zone_of_.erase(it);
@@ -55,7 +56,7 @@ std::vector<std::string> NodeTree::List() const {
   out.reserve(zone_of_.size());
   for (size_t i = 0; out.size() < zone_of_.size(); ++i) {
     for (const Zone& z : zones_) {
-      if (i < z.nodes.size()) out.push_back(z.nodes[i]);
+      if (i < z.nodes.size()) out.push_back(z.nodes[i].str());
     }
   }
   return out;
