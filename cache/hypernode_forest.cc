@@ -120,7 +120,7 @@ void HyperNodeForest::IndexNodeLabel(const std::string& key) {
   auto& by_value = node_labels_[key];
   for (const auto& [node, labels] : nodes_) {
     auto l = labels.find(key);
-    if (l != labels.end()) by_value[l->second].insert(node);
+    if (l != labels.end()) by_value[l->second].insert(node.str());
   }
 }
 
@@ -250,7 +250,8 @@ Status HyperNodeForest::Apply(const k8s::HyperNodePtr& hn) {
     const Member& m = *c.member;
     if (m.type != Member::Type::kNode) continue;
     if (m.selector == Member::Selector::kExact) {
-      if (nodes_.count(m.name_or_pattern)) own.insert(m.name_or_pattern);
+      // Interns the member's name if no node had it: HyperNode specs name few.
+      if (nodes_.count(k8s::Interned(m.name_or_pattern))) own.insert(m.name_or_pattern);
     } else if (m.selector == Member::Selector::kLabel && !m.labels.match_labels.empty()) {
       const auto& [k, v] = *m.labels.match_labels.begin();
       auto byk = node_labels_.find(k);
@@ -258,11 +259,11 @@ Status HyperNodeForest::Apply(const k8s::HyperNodePtr& hn) {
       auto byv = byk->second.find(v);
       if (byv == byk->second.end()) continue;
       for (const std::string& node : byv->second) {
-        if (MemberSelects(c, node, nodes_.at(node))) own.insert(node);
+        if (MemberSelects(c, node, nodes_.at(k8s::Interned(node)))) own.insert(node);
       }
     } else {
       for (const auto& [node, labels] : nodes_) {
-        if (MemberSelects(c, node, labels)) own.insert(node);
+        if (MemberSelects(c, node, labels)) own.insert(node.str());
       }
     }
   }
@@ -343,7 +344,7 @@ void HyperNodeForest::Reevaluate(const std::string& name, const std::string& nod
 }
 
 void HyperNodeForest::UpsertNode(const std::string& name, const k8s::StringMap& labels) {
-  auto [it, inserted] = nodes_.try_emplace(name, labels);
+  auto [it, inserted] = nodes_.try_emplace(k8s::Interned(name), labels);
   if (!inserted) {
     if (it->second == labels) return;
     UnindexNodeLabels(name, it->second);
@@ -381,7 +382,7 @@ void HyperNodeForest::UnindexNodeLabels(const std::string& name, const k8s::Stri
 }
 
 void HyperNodeForest::RemoveNode(const std::string& name) {
-  auto n = nodes_.find(name);
+  auto n = nodes_.find(k8s::Interned(name));
   if (n == nodes_.end()) return;
   UnindexNodeLabels(name, n->second);
   nodes_.erase(n);
