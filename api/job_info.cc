@@ -181,7 +181,6 @@ Status JobInfo::AddTask(const TaskInfo& task) {
   const TaskInfo& t = *stored;
   AddToCount(TaskStatusIndex(t.status), 1);
   if (t.status == TaskStatus::kPending && t.best_effort) ++pending_best_effort_;
-  total_request_.Add(t.resreq());
   if (IsAllocatedStatus(t.status)) allocated_.Add(t.resreq());
   ++generation_;
   return Status::Ok();
@@ -193,7 +192,6 @@ Status JobInfo::DeleteTask(std::string_view uid) {
   const TaskInfo& t = it->second;
   AddToCount(TaskStatusIndex(t.status), -1);
   if (t.status == TaskStatus::kPending && t.best_effort) --pending_best_effort_;
-  total_request_.SubUnchecked(t.resreq());
   if (IsAllocatedStatus(t.status)) allocated_.SubUnchecked(t.resreq());
   if (rare_ != nullptr && rare_->fit_errors.find(uid) != rare_->fit_errors.end()) {
     auto& errors = MutableRare().fit_errors;
@@ -241,6 +239,12 @@ std::vector<const TaskInfo*> JobInfo::TasksWithStatus(TaskStatus status) const {
 
 size_t JobInfo::CountWithStatus(TaskStatus status) const {
   return static_cast<size_t>(CountAt(TaskStatusIndex(status)));
+}
+
+Resource JobInfo::total_request() const {
+  Resource total;
+  for (const auto& [_, t] : tasks_) total.Add(t.resreq());
+  return total;
 }
 
 int32_t JobInfo::ReadyTaskNum() const {

@@ -229,16 +229,14 @@ Status SchedulerCache::CheckInvariants() const {
       v.push_back(fmt::format("job slot {} holds job {} (its key not a view of the job's id)", key, id));
     }
     const JobInfo& job = *slot.info;
-    Resource allocated, total;
+    Resource allocated;
     for (const auto& [uid, t] : job.tasks()) {
       if (t.job() != id) v.push_back(fmt::format("task {} in job {} names job {}", t.key(), id, t.job()));
       if (uid != t.uid()) v.push_back(fmt::format("job {} holds task {} under uid {}", id, t.key(), uid));
-      total.Add(t.resreq());
       if (IsAllocatedStatus(t.status)) allocated.Add(t.resreq());
       check_task("job " + id, t);
     }
     ExpectEqual(v, "job " + id + " allocated", job.allocated(), allocated);
-    ExpectEqual(v, "job " + id + " totalRequest", job.total_request(), total);
   }
   // A departed PodGroup's UID is kept for a job that lives on without it, and only then.
   for (const auto& [id, pg_uid] : m.departed_pod_groups) {
