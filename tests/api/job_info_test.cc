@@ -132,6 +132,7 @@ TEST(JobInfoTest, KeepsThePodGroupsFieldsInABlockItsCopiesShare) {
   EXPECT_EQ(back.metadata.namespace_, "ns");
   EXPECT_EQ(back.metadata.uid, pg->metadata.uid);
   EXPECT_EQ(back.metadata.resource_version, "812345");
+  EXPECT_FALSE(job.pod_group()->metadata.resource_version.on_heap()) << "a number, in the block itself";
   EXPECT_EQ(back.metadata.creation_timestamp, pg->metadata.creation_timestamp);
   EXPECT_TRUE(back.metadata.labels.SameBlock(pg->metadata.labels));
   EXPECT_TRUE(back.metadata.annotations.SameBlock(pg->metadata.annotations));
@@ -200,12 +201,49 @@ TEST(JobInfoTest, TheIdIsTheStringItsTasksHold) {
   EXPECT_EQ(copy.uid(), "ns/pg");
 }
 
+// A resourceVersion in 8 bytes: a number when it is one's decimal form, else a heap block; it
+// reads back and compares as the string it was made from, whichever it is.
+TEST(VersionStringTest, KeepsNumbersAsNumbersAndAnythingElseAsItsCharacters) {
+  static_assert(sizeof(VersionString) == 8);
+  for (const std::string v : {"1", "0", "812345", "999999999999999999", "1000000000000000000", "007", "12a",
+                              "-3", "a-version-the-api-calls-opaque", " 1"}) {
+    SCOPED_TRACE(v);
+    const VersionString s(v);
+    EXPECT_FALSE(s.empty());
+    EXPECT_EQ(s.str(), v);
+    EXPECT_TRUE(s == std::string_view(v));
+    EXPECT_FALSE(s == std::string_view(v + "0"));
+    EXPECT_FALSE(s == std::string_view(""));
+    const bool number = v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos &&
+                        (v.size() == 1 || v[0] != '0');
+    EXPECT_EQ(s.on_heap(), !number);
+    VersionString copy = s;
+    EXPECT_TRUE(copy == s);
+    EXPECT_EQ(copy.str(), v);
+    VersionString moved = std::move(copy);
+    EXPECT_TRUE(moved == s);
+    EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from version is empty
+    moved = moved;              // self-assignment keeps it
+    EXPECT_EQ(moved.str(), v);
+    moved = VersionString("2");
+    EXPECT_EQ(moved.str(), "2");
+    moved = s;
+    EXPECT_EQ(moved.str(), v);
+  }
+  EXPECT_TRUE(VersionString().empty());
+  EXPECT_TRUE(VersionString("") == std::string_view(""));
+  EXPECT_EQ(VersionString("").str(), "");
+  EXPECT_FALSE(VersionString("12") == VersionString("012"));
+  EXPECT_FALSE(VersionString("12") == std::string_view("012"));
+  EXPECT_FALSE(VersionString("x") == VersionString("y"));
+}
+
 // A job keeps no name of its own: its id's name part, which the cache makes from the PodGroup's
 // namespace and name. A PodGroup of another name (tests make such jobs) does not rename the job,
 // and the object the job rebuilds carries the job's name.
 TEST(JobInfoTest, NameIsTheIds) {
-  static_assert(sizeof(JobInfo) <= 160);      // with the control block, tcmalloc's 176-byte class
-  static_assert(sizeof(JobPodGroup) <= 112);  // tcmalloc's 112-byte class
+  static_assert(sizeof(JobInfo) <= 160);     // with the control block, tcmalloc's 176-byte class
+  static_assert(sizeof(JobPodGroup) <= 96);  // tcmalloc's 96-byte class
   JobInfo job("ns/pg");
   EXPECT_EQ(job.name(), "pg");
   auto pg = std::make_shared<k8s::PodGroup>(*MakePodGroup(1));

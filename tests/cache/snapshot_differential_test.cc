@@ -87,7 +87,8 @@ std::string DescribeNode(const NodeInfo& n) {
 std::string DescribeJob(const JobInfo& j) {
   std::string s =
       j.uid() + " pg=" +
-      (j.pod_group() ? j.pod_group()->metadata.uid + "@" + j.pod_group()->metadata.resource_version : "-") +
+      (j.pod_group() ? j.pod_group()->metadata.uid + "@" + j.pod_group()->metadata.resource_version.str()
+                     : "-") +
       " minres={" + j.min_resources().ToString() + "} created=" + std::to_string(j.creation_timestamp()) +
       " ready=" + std::to_string(j.ReadyTaskNum()) + " valid=" + std::to_string(j.ValidTaskNum()) +
       " fit=" + j.FitError() + " counts=";
