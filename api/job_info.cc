@@ -60,88 +60,10 @@ JobInfo::JobInfo(JobId uid) : uid_(k8s::InternShared(uid)) {}
 
 JobInfo::JobInfo(k8s::SharedString uid) : uid_(std::move(uid)) {}
 
-namespace {
-// The number whose decimal form `s` is (digits, no leading zero, below 10^18), or nullopt.
-std::optional<uint64_t> CanonicalNumber(std::string_view s) {
-  if (s.empty() || s.size() > 18 || (s.size() > 1 && s[0] == '0')) return std::nullopt;
-  uint64_t n = 0;
-  for (const char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return n;
-}
-
-constexpr size_t kVersionHeader = sizeof(uint32_t);
-
-std::string_view HeapVersion(uintptr_t bits) {
-  const char* p = reinterpret_cast<const char*>(bits);
-  uint32_t n;
-  std::memcpy(&n, p, sizeof(n));
-  return std::string_view(p + kVersionHeader, n);
-}
-
-uintptr_t MakeVersion(std::string_view s) {
-  if (s.empty()) return 0;
-  if (const auto n = CanonicalNumber(s)) return static_cast<uintptr_t>((*n << 1) | 1);
-  const auto n = static_cast<uint32_t>(s.size());  // no version is 4 GiB
-  char* p = new char[kVersionHeader + n + 1];      // aligned: the low bit is clear
-  std::memcpy(p, &n, sizeof(n));
-  std::memcpy(p + kVersionHeader, s.data(), n);
-  p[kVersionHeader + n] = '\0';
-  return reinterpret_cast<uintptr_t>(p);
-}
-}  // namespace
-
-VersionString::VersionString(std::string_view s) : bits_(MakeVersion(s)) {}
-
-VersionString::VersionString(const VersionString& o)
-    : bits_(o.on_heap() ? MakeVersion(HeapVersion(o.bits_)) : o.bits_) {}
-
-VersionString& VersionString::operator=(const VersionString& o) {
-  if (this != &o) {
-    const uintptr_t copy = o.on_heap() ? MakeVersion(HeapVersion(o.bits_)) : o.bits_;
-    Free();
-    bits_ = copy;
-  }
-  return *this;
-}
-
-VersionString& VersionString::operator=(VersionString&& o) noexcept {
-  if (this != &o) {
-    Free();
-    bits_ = std::exchange(o.bits_, 0);
-  }
-  return *this;
-}
-
-void VersionString::Free() {
-  if (on_heap()) delete[] reinterpret_cast<char*>(bits_);
-  bits_ = 0;
-}
-
-std::string VersionString::str() const {
-  if (bits_ == 0) return std::string();
-  if (on_heap()) return std::string(HeapVersion(bits_));
-  return std::to_string(static_cast<uint64_t>(bits_) >> 1);
-}
-
-bool operator==(const VersionString& a, std::string_view b) {
-  if (a.bits_ == 0) return b.empty();
-  if (a.on_heap()) return HeapVersion(a.bits_) == b;
-  const auto n = CanonicalNumber(b);
-  return n && static_cast<uintptr_t>((*n << 1) | 1) == a.bits_;
-}
-
-bool operator==(const VersionString& a, const VersionString& b) {
-  if (!a.on_heap() || !b.on_heap()) return a.bits_ == b.bits_;
-  return HeapVersion(a.bits_) == HeapVersion(b.bits_);
-}
-
 JobPodGroup::JobPodGroup(const k8s::PodGroup& pg) : spec(pg.spec), status(pg.status) {
   namespace_ = pg.metadata.namespace_;
   metadata.uid = pg.metadata.uid;
-  metadata.resource_version = std::string_view(pg.metadata.resource_version);
+  metadata.resource_version = pg.metadata.resource_version;
   metadata.creation_timestamp = pg.metadata.creation_timestamp;
   metadata.labels = pg.metadata.labels;
   metadata.annotations = pg.metadata.annotations;
@@ -152,7 +74,7 @@ k8s::PodGroup JobPodGroup::ToPodGroup(std::string_view name) const {
   pg.metadata.name = name;
   pg.metadata.namespace_ = namespace_;
   pg.metadata.uid = metadata.uid;
-  pg.metadata.resource_version = metadata.resource_version.str();
+  pg.metadata.resource_version = metadata.resource_version;
   pg.metadata.creation_timestamp = metadata.creation_timestamp;
   pg.metadata.labels = metadata.labels;
   pg.metadata.annotations = metadata.annotations;

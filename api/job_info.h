@@ -26,6 +26,7 @@
 #include "api/task_info.h"
 #include "api/task_status.h"
 #include "api/task_table.h"
+#include "api/version_string.h"
 
 namespace volcache {
 
@@ -44,34 +45,6 @@ using TaskFitErrors = std::vector<std::pair<std::string, std::string>>;
 
 // "pod group is not ready" (Volcano's PodGroupNotReady).
 inline constexpr std::string_view kPodGroupNotReady = "pod group is not ready";
-
-// A resourceVersion in 8 bytes, for JobPodGroup: an etcd revision, the decimal number every API
-// server writes, is kept as that number; any other string (the API calls versions opaque) in a
-// heap block of its own. Reads as a std::string (str()); compares with any string, as the
-// version it was made from would. Thread-safety: a value type.
-class VersionString {
- public:
-  VersionString() = default;
-  VersionString(std::string_view s);  // NOLINT(google-explicit-constructor): a field's value
-  VersionString(const VersionString& o);
-  VersionString(VersionString&& o) noexcept : bits_(std::exchange(o.bits_, 0)) {}
-  VersionString& operator=(const VersionString& o);
-  VersionString& operator=(VersionString&& o) noexcept;
-  ~VersionString() { Free(); }
-
-  bool empty() const { return bits_ == 0; }
-  std::string str() const;
-  // Whether the characters are in a heap block (not a number).
-  bool on_heap() const { return bits_ != 0 && (bits_ & 1) == 0; }
-  friend bool operator==(const VersionString& a, std::string_view b);
-  friend bool operator==(const VersionString& a, const VersionString& b);
-
- private:
-  void Free();
-  // 0: empty; (n << 1) | 1: the number n, whose decimal form (no leading zero) is the version;
-  // else the address of a heap block: {uint32 size, characters, '\0'}.
-  uintptr_t bits_ = 0;
-};
 
 // What a job keeps of its PodGroup (JobInfo::SetPodGroup copies it in): the fields the cache,
 // sessions, plugins and status writers read, under the PodGroup's own names, in one block that

@@ -533,10 +533,10 @@ class Reader {
 //
 // Each reads the value of a member the reference reads with Get(): null leaves *out alone.
 
-// A string field, whatever its type (std::string, ShortString, UidString, Interned).
+// A string field, whatever its type (std::string, ShortString, UidString, Interned, VersionString).
 template <class S>
 requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> || std::is_same_v<S, UidString> ||
-         std::is_same_v<S, Interned>) bool ReadStr(Reader& r, S* out) {
+         std::is_same_v<S, Interned> || std::is_same_v<S, VersionString>) bool ReadStr(Reader& r, S* out) {
   if (r.Null()) return true;
   std::string_view v;
   if (!r.Value(&v)) return false;
@@ -921,7 +921,7 @@ bool ReadPodStatus(Reader& r, PodStatus* st) {
              });
     }
     if (k == "nominatedNodeName") return seen.Add(2) && ReadStr(r, &st->nominated_node_name);
-    if (k == "qosClass") return seen.Add(3) && ReadStr(r, &st->qos_class);
+    if (k == "qosClass") return seen.Add(3) && r.Skip();  // not kept, as in the reference
     if (k == "startTime") return seen.Add(4) && ReadOpt<TimeMs>(r, &st->start_time, ReadTime);
     return r.Skip();
   });

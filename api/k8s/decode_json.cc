@@ -146,7 +146,8 @@ const json* Find(const json& obj, std::string_view key) {
 // A string field, whatever its type (std::string, ShortString, UidString, Interned).
 template <class S>
 requires(std::is_same_v<S, std::string> || std::is_same_v<S, ShortString> || std::is_same_v<S, UidString> ||
-         std::is_same_v<S, Interned>) Status Conv(const Ctx& c, const json& v, const Path& p, S* out) {
+         std::is_same_v<S, Interned> || std::is_same_v<S, VersionString>) Status
+    Conv(const Ctx& c, const json& v, const Path& p, S* out) {
   if (!v.is_string()) return TypeError(c, p, "string", v);
   *out = v.get_ref<const std::string&>();
   return Status::Ok();
@@ -487,8 +488,8 @@ Status DecodePodStatus(const Ctx& c, const json& s, const Path& p, PodStatus* st
     st->conditions.push_back(std::move(cond));
     return Status::Ok();
   }));
+  // qosClass is not kept: k8s::PodQosClass computes it from the containers, as the API server did.
   VC_RETURN_IF_ERROR(Get(c, s, p, "nominatedNodeName", &st->nominated_node_name));
-  VC_RETURN_IF_ERROR(Get(c, s, p, "qosClass", &st->qos_class));
   return GetTime(c, s, p, "startTime", &st->start_time);
 }
 

@@ -132,7 +132,7 @@ json J(const Pod& p) {
            {{"phase", st.phase},
             {"conditions", J(st.conditions)},
             {"nominated_node_name", st.nominated_node_name},
-            {"qos_class", st.qos_class},
+            {"qos_class", PodQosClass(p)},
             {"start_time", J(st.start_time)}}}};
 }
 

@@ -147,4 +147,39 @@ bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels
   return true;
 }
 
+std::string_view PodQosClass(const Pod& pod) {
+  // Sums of positive cpu (0) and memory (1) quantities, in milli-units, and whether any was seen.
+  struct Sum {
+    bool seen = false;
+    int64_t milli = 0;
+  };
+  Sum requests[2], limits[2];
+  bool guaranteed = true;
+  auto index = [](std::string_view name) { return name == "cpu" ? 0 : name == "memory" ? 1 : -1; };
+  auto add = [&](const ResourceList& list, Sum* sums, bool* found) {
+    for (const auto& [name, q] : list) {
+      const int i = index(name);
+      if (i < 0 || q.IsZero() || q.negative()) continue;
+      sums[i].seen = true;
+      sums[i].milli += q.MilliValue();
+      if (found != nullptr) found[i] = true;
+    }
+  };
+  for (const auto* containers : {&pod.spec.containers.get(), &pod.spec.init_containers.get()}) {
+    for (const Container& c : *containers) {
+      add(c.requests, requests, nullptr);
+      bool found[2] = {false, false};
+      add(c.limits, limits, found);
+      if (!found[0] || !found[1]) guaranteed = false;
+    }
+  }
+  const int request_count = int{requests[0].seen} + int{requests[1].seen};
+  const int limit_count = int{limits[0].seen} + int{limits[1].seen};
+  if (request_count == 0 && limit_count == 0) return "BestEffort";
+  for (int i = 0; guaranteed && i < 2; ++i) {
+    if (requests[i].seen && (!limits[i].seen || limits[i].milli != requests[i].milli)) guaranteed = false;
+  }
+  return guaranteed && request_count == limit_count ? "Guaranteed" : "Burstable";
+}
+
 }  // namespace volcache::k8s
