@@ -55,7 +55,8 @@ Pod MakePod(const std::string& name, const std::string& image, const std::string
 // Copies and moves keep both.
 TEST(ObjectMetaLayoutTest, GenerationAndGracePeriodShareEightBytes) {
   static_assert(sizeof(ObjectMeta) == 88);
-  static_assert(sizeof(Pod) == 176);  // with the control block, tcmalloc's 192-byte class
+  static_assert(sizeof(Pod) == 176);   // with the control block, tcmalloc's 192-byte class
+  static_assert(sizeof(Node) == 136);  // with the control block, tcmalloc's 160-byte class
   ObjectMeta m;
   EXPECT_EQ(m.generation(), 0);
   EXPECT_FALSE(m.deletion_grace_period_seconds().has_value());
