@@ -15,7 +15,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include "api/k8s/objects.h"
@@ -80,8 +79,10 @@ class JobInfo {
   explicit JobInfo(JobId uid);              // interns the id (k8s::InternShared)
   explicit JobInfo(k8s::SharedString uid);  // holds the id's block as given
 
-  // Sets name/namespace/queue/minAvailable/minTaskMember/creation time from the PodGroup;
-  // an empty spec.queue means `default_queue`. Fails (unchanged) on invalid minResources.
+  // Keeps the PodGroup's fields (a new JobPodGroup, which namespace_(), min_available(),
+  // creation_timestamp() and pod_group_phase() read) and sets the queue, minTaskMember and
+  // minResources from them; an empty spec.queue means `default_queue`. The name stays the id's.
+  // Fails (unchanged) on invalid minResources.
   Status SetPodGroup(const k8s::PodGroup& pg, std::string_view default_queue = "default");
   Status SetPodGroup(const std::shared_ptr<const k8s::PodGroup>& pg,
                      std::string_view default_queue = "default");
