@@ -30,7 +30,7 @@ void Touch(const volcache::k8s::Object& obj) {
   const std::string description = volcache::k8s::DescribeObject(obj);
   if (description.empty()) std::abort();
   (void)volcache::k8s::KindOf(obj);
-  (void)volcache::k8s::MetaOf(obj).resource_version.size();
+  (void)volcache::k8s::MetaOf(obj).resource_version.str().size();
 }
 
 // The public answer and the reference's must be the same.
