@@ -34,7 +34,6 @@
 
 #include "api/k8s/objects.h"
 #include "api/status.h"
-#include "cache/node_tree.h"
 
 namespace volcache {
 
@@ -99,7 +98,7 @@ class HyperNodeForest {
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   // Known nodes → labels, by interned name (the cache's NodeInfo interns every node's name):
   // a 24-byte map node, 56 with a std::string name and its hash.
-  std::unordered_map<k8s::Interned, k8s::StringMap, InternedNameHash> nodes_;
+  std::unordered_map<k8s::Interned, k8s::StringMap> nodes_;
   // label key → value → known nodes carrying it, for the keys of label_index_ only (the
   // labelMatch members look up their first pair): indexing every label of every node cost
   // about 300 bytes a node on a cluster with no HyperNodes.

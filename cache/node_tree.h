@@ -19,12 +19,6 @@ namespace volcache {
 // "" when the node has no region/zone labels; otherwise "<region>:\0:<zone>".
 std::string ZoneKey(const k8s::StringMap& labels);
 
-// A hash of interned names, for maps keyed by them: noexcept, so that std::unordered_map keeps
-// no hash in its nodes (it does for a hash that may throw, as std::hash's).
-struct InternedNameHash {
-  size_t operator()(const k8s::Interned& s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
-
 class NodeTree {
  public:
   // Adds the node, or moves it to its new zone if its zone changed. No-op when unchanged.
@@ -46,7 +40,7 @@ class NodeTree {
     std::vector<k8s::Interned> nodes;
   };
   std::vector<Zone> zones_;  // in order of first appearance; empty zones are dropped
-  std::unordered_map<k8s::Interned, k8s::Interned, InternedNameHash> zone_of_;  // node → its zone's key
+  std::unordered_map<k8s::Interned, k8s::Interned> zone_of_;  // node → its zone's key
   uint64_t version_ = 0;
 };
 

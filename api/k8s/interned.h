@@ -113,9 +113,13 @@ class Interned {
 
 }  // namespace volcache::k8s
 
+// noexcept, so that a std::unordered_map keyed by Interned keeps no hash in its nodes (it does
+// for a hash that may throw).
 template <>
 struct std::hash<volcache::k8s::Interned> {
-  size_t operator()(const volcache::k8s::Interned& s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(const volcache::k8s::Interned& s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
 };
 
 template <>
