@@ -228,28 +228,30 @@ class UidString : public StringOps<UidString> {
   bool is_inline() const { return p_ == nullptr; }
 
   const char* data() const { return p_ != nullptr ? p_ + kHeader : ""; }
-  size_t size() const {
-    if (p_ == nullptr) return 0;
-    uint32_t n;
-    std::memcpy(&n, p_, sizeof(n));
-    return n;
-  }
+  size_t size() const { return p_ != nullptr ? BlockView(p_).size() : 0; }
 
- private:
-  static constexpr size_t kHeader = sizeof(uint32_t);
-  // Precondition: p_ owns nothing (or its block is freed by the caller afterwards).
-  void Set(std::string_view s) {
-    if (s.empty()) {
-      p_ = nullptr;
-      return;
-    }
+  // The heap block the characters live in, {uint32 size, characters, '\0'} (from new[]: its
+  // address's low bit is clear), made for non-empty `s`, and read back. VersionString keeps its
+  // non-numeric versions in one too.
+  static char* MakeBlock(std::string_view s) {
     const auto n = static_cast<uint32_t>(s.size());  // no field is 4 GiB
     char* p = new char[kHeader + n + 1];
     std::memcpy(p, &n, sizeof(n));
     std::memcpy(p + kHeader, s.data(), n);
     p[kHeader + n] = '\0';
-    p_ = p;
+    return p;
   }
+  static std::string_view BlockView(const char* p) {
+    uint32_t n;
+    std::memcpy(&n, p, sizeof(n));
+    return std::string_view(p + kHeader, n);
+  }
+
+ private:
+  static constexpr size_t kHeader = sizeof(uint32_t);
+  // Precondition: p_ owns nothing (or its block is freed by the caller afterwards).
+  void Set(std::string_view s) { p_ = s.empty() ? nullptr : MakeBlock(s); }
+
   // `s` may view this string's own characters: copied before the old block is freed.
   void Assign(std::string_view s) {
     char* old = p_;

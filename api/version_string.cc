@@ -1,8 +1,9 @@
 #include "api/version_string.h"
 
-#include <cstring>
 #include <optional>
 #include <ostream>
+
+#include "api/inline_string.h"
 
 namespace volcache {
 
@@ -19,24 +20,15 @@ std::optional<uint64_t> CanonicalNumber(std::string_view s) {
   return n;
 }
 
-constexpr size_t kHeader = sizeof(uint32_t);
-
+// A version's characters live in a UidString's heap block (UidString::MakeBlock).
 std::string_view HeapChars(uintptr_t bits) {
-  const char* p = reinterpret_cast<const char*>(bits);
-  uint32_t n;
-  std::memcpy(&n, p, sizeof(n));
-  return std::string_view(p + kHeader, n);
+  return UidString::BlockView(reinterpret_cast<const char*>(bits));
 }
 
 uintptr_t Make(std::string_view s) {
   if (s.empty()) return 0;
   if (const auto n = CanonicalNumber(s)) return static_cast<uintptr_t>((*n << 1) | 1);
-  const auto n = static_cast<uint32_t>(s.size());  // no version is 4 GiB
-  char* p = new char[kHeader + n + 1];             // aligned: the low bit is clear
-  std::memcpy(p, &n, sizeof(n));
-  std::memcpy(p + kHeader, s.data(), n);
-  p[kHeader + n] = '\0';
-  return reinterpret_cast<uintptr_t>(p);
+  return reinterpret_cast<uintptr_t>(UidString::MakeBlock(s));
 }
 
 }  // namespace
