@@ -1,11 +1,13 @@
 #pragma once
 // KeyedTable<V>: a flat hash table of values that each own their key (issue 16).
 //
-// V holds `meta`, a pointer (TaskMetaPtr) to an object that owns the string
+// V holds `meta`, a pointer (TaskMetaPtr) to an object that owns the strings
 // the entry is keyed by: a task's uid in its job, its "namespace/name" on its node and in the
 // cache's task index. Which of its strings keys a value is the table's `kind`, handed to
-// V::TableKey(kind): the entries store no key of their own (a view of it took 16 bytes per
-// entry, two or three entries per task). The entries live in one array, in insertion order (an
+// V::TableKey(kind), which returns a KeyView: the entries store no key of their own (a view of
+// it took 16 bytes per entry, two or three entries per task), and a "namespace/name" key is
+// not kept joined anywhere either (a task's pod holds the two parts; the joined copy in every
+// TaskMeta took 28 of its 112 bytes). The entries live in one array, in insertion order (an
 // erase moves the last entry into the gap). A separate open-addressing index of 8-byte slots (a
 // 32-bit hash tag and the entry's position) finds an entry by key, so a lookup reads one slot
 // and compares one key (a key that is absent, most often none), and a copy of the table is two
@@ -13,8 +15,8 @@
 // its time on. A table of one entry has no index (a lookup compares its key): most jobs of the
 // traces hold one task.
 //
-// Iterating yields (key, value) pairs, the key read from the value: `for (const auto& [key,
-// task] : table)`, `it->second`.
+// Iterating yields (key, value) pairs, the key (a KeyView) read from the value: `for (const
+// auto& [key, task] : table)`, `it->second`.
 //
 // Pointers and iterators into the table are valid until the next insertion or erasure (as for
 // a std::vector), and until the table itself is moved or assigned to: a table of one entry
@@ -24,21 +26,80 @@
 // The members are defined in api/keyed_table_impl.h and instantiated once per V (TaskTable in
 // api/task_table.cc; the cache's task index in cache/task_accounting.cc).
 
+#include <fmt/core.h>
+
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <iterator>
 #include <memory>
 #include <new>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace volcache {
+
+// A key that is one string, or "<head>/<tail>" held as its two parts (a task's namespace and
+// name, which its pod keeps: no joined copy is made). Either form compares, and hashes, as its
+// characters: a lookup with the joined string finds an entry keyed by the parts. It views
+// strings that its holder must keep alive.
+class KeyView {
+ public:
+  KeyView() = default;
+  KeyView(std::string_view s) : head_(s) {}    // NOLINT(google-explicit-constructor)
+  KeyView(const std::string& s) : head_(s) {}  // NOLINT(google-explicit-constructor)
+  KeyView(const char* s) : head_(s) {}         // NOLINT(google-explicit-constructor)
+  KeyView(std::string_view head, std::string_view tail) : head_(head), tail_(tail), joined_(true) {}
+
+  bool joined() const { return joined_; }
+  std::string_view head() const { return head_; }  // the whole key when not joined()
+  std::string_view tail() const { return tail_; }  // "" when not joined()
+  size_t size() const { return joined_ ? head_.size() + 1 + tail_.size() : head_.size(); }
+  bool empty() const { return size() == 0; }
+  // The characters, joined.
+  std::string str() const;
+  explicit operator std::string() const { return str(); }
+  // std::hash<std::string_view> of the characters (either form the same).
+  size_t Hash() const;
+
+  friend bool operator==(const KeyView& a, const KeyView& b);
+  // With any string: a uid, a ShortString, a std::string.
+  template <class S>
+  requires(!std::is_same_v<S, KeyView> && std::is_convertible_v<const S&, std::string_view>) friend bool
+  operator==(const KeyView& a, const S& b) {
+    return a == KeyView(std::string_view(b));
+  }
+  // Ordered as the characters are.
+  friend std::strong_ordering operator<=>(const KeyView& a, const KeyView& b);
+  friend std::ostream& operator<<(std::ostream& os, const KeyView& k);
+
+ private:
+  std::string_view head_;
+  std::string_view tail_;
+  bool joined_ = false;
+};
+
+}  // namespace volcache
+
+template <>
+struct fmt::formatter<volcache::KeyView> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(const volcache::KeyView& k, Ctx& ctx) const {
+    if (!k.joined()) return fmt::formatter<std::string_view>::format(k.head(), ctx);
+    return fmt::formatter<std::string_view>::format(k.str(), ctx);
+  }
+};
 
 namespace volcache {
 
 template <class V>
 class KeyedTable {
  public:
-  using value_type = std::pair<std::string_view, const V&>;
+  using value_type = std::pair<KeyView, const V&>;
 
   // A position in the table; dereferences to (key, value).
   class const_iterator {
@@ -112,9 +173,9 @@ class KeyedTable {
   bool empty() const { return size() == 0; }
   uint8_t kind() const { return kind_; }
 
-  const_iterator find(std::string_view key) const;
-  size_t count(std::string_view key) const { return find(key) == end() ? 0 : 1; }
-  bool contains(std::string_view key) const { return find(key) != end(); }
+  const_iterator find(KeyView key) const;
+  size_t count(KeyView key) const { return find(key) == end() ? 0 : 1; }
+  bool contains(KeyView key) const { return find(key) != end(); }
 
   // Cache hints for a copy to come (MaterializeSnapshot): the entries' lines; the metas'
   // reference counts, which a copy bumps (reads the entries).
@@ -127,7 +188,7 @@ class KeyedTable {
   // Room for `n` entries, so that adding up to n allocates nothing more.
   void reserve(size_t n);
   // The stored value under `key`, for a change in place (not of its key); nullptr if absent.
-  V* find_mutable(std::string_view key);
+  V* find_mutable(KeyView key);
   // Replaces the value at `it` (re-keyed if the new value's key differs).
   V& replace(const_iterator it, V value);
   void erase(const_iterator it);
@@ -141,9 +202,9 @@ class KeyedTable {
   // those misses.
   static constexpr size_t kPrefetchAhead = 8;
   static void PrefetchMetaCount(const V& v);
-  static uint32_t Tag(std::string_view key);
-  std::string_view KeyAt(size_t pos) const { return V::TableKey(Data()[pos], kind_); }
-  size_t Find(std::string_view key, uint32_t tag) const;  // the entry's position, or kAbsent
+  static uint32_t Tag(KeyView key);
+  KeyView KeyAt(size_t pos) const { return V::TableKey(Data()[pos], kind_); }
+  size_t Find(KeyView key, uint32_t tag) const;  // the entry's position, or kAbsent
   size_t mask() const { return capacity_ - 1; }
   // The index (capacity_ != 0 only): on the heap beside the entries' array.
   uint64_t* Slots() const { return heap_.slots; }

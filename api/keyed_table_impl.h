@@ -128,20 +128,20 @@ KeyedTable<V>& KeyedTable<V>::operator=(const KeyedTable& other) {
 }
 
 template <class V>
-uint32_t KeyedTable<V>::Tag(std::string_view key) {
-  const uint64_t h = std::hash<std::string_view>{}(key);
+uint32_t KeyedTable<V>::Tag(KeyView key) {
+  const uint64_t h = key.Hash();
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
 template <class V>
-typename KeyedTable<V>::const_iterator KeyedTable<V>::find(std::string_view key) const {
+typename KeyedTable<V>::const_iterator KeyedTable<V>::find(KeyView key) const {
   // No index (empty or small): no key to hash.
   const size_t pos = capacity_ == 0 ? Find(key, 0) : Find(key, Tag(key));
   return pos == kAbsent ? end() : const_iterator(Data() + pos, kind_);
 }
 
 template <class V>
-size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
+size_t KeyedTable<V>::Find(KeyView key, uint32_t tag) const {
   if (capacity_ == 0) {
     for (size_t pos = 0, n = size(); pos < n; ++pos) {
       if (KeyAt(pos) == key) return pos;
@@ -158,7 +158,7 @@ size_t KeyedTable<V>::Find(std::string_view key, uint32_t tag) const {
 }
 
 template <class V>
-V* KeyedTable<V>::find_mutable(std::string_view key) {
+V* KeyedTable<V>::find_mutable(KeyView key) {
   const auto it = find(key);
   if (it == end()) return nullptr;
   return Data() + Pos(it);
@@ -166,7 +166,7 @@ V* KeyedTable<V>::find_mutable(std::string_view key) {
 
 template <class V>
 std::pair<V*, bool> KeyedTable<V>::try_emplace(const V& value) {
-  const std::string_view key = V::TableKey(value, kind_);
+  const KeyView key = V::TableKey(value, kind_);
   const size_t n = size();
   const bool linear = capacity_ == 0 && n < kKeyedTableLinearMax;  // stays without an index
   const uint32_t tag = linear ? 0 : Tag(key);
@@ -198,8 +198,8 @@ void KeyedTable<V>::reserve(size_t n) {
 template <class V>
 V& KeyedTable<V>::replace(const_iterator it, V value) {
   const auto pos = static_cast<uint32_t>(Pos(it));
-  const std::string_view old_key = KeyAt(pos);
-  const std::string_view key = V::TableKey(value, kind_);
+  const KeyView old_key = KeyAt(pos);
+  const KeyView key = V::TableKey(value, kind_);
   // A new name in an indexed table: its slot moves (the old value still owns old_key here).
   if (capacity_ != 0 && old_key != key) {
     EraseSlot(SlotOf(Tag(old_key), pos));

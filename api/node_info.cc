@@ -301,7 +301,7 @@ void NodeInfo::DropFutureIfZero() {
   if (future_ && zero(future_->releasing) && zero(future_->pipelined)) future_.reset();
 }
 
-const TaskInfo* NodeInfo::FindTask(std::string_view key) const {
+const TaskInfo* NodeInfo::FindTask(KeyView key) const {
   auto it = tasks_.find(key);
   return it == tasks_.end() ? nullptr : &it->second;
 }

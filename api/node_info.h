@@ -106,7 +106,7 @@ class NodeInfo {
   // Tasks by "namespace/name" (the key views the task's own TaskMeta::key), flat
   // (api/task_table.h): a FindTask pointer holds until the next AddTask or RemoveTask.
   const TaskTable& tasks() const { return tasks_; }
-  const TaskInfo* FindTask(std::string_view key) const;
+  const TaskInfo* FindTask(KeyView key) const;
 
   // Image name → state (from the Node object's status.images).
   const std::unordered_map<std::string, ImageState>& images() const { return images_.get(); }

@@ -307,7 +307,6 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   if (Status s = RequestsOf(p, &meta->resreq, &non_zero); !s.ok()) {
     return s.WithPrefix(fmt::format("Pod {}/{}", p.metadata.namespace_, p.metadata.name));
   }
-  meta->key = TaskKeyString::Join(p.metadata.namespace_, '/', p.metadata.name);
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
   TaskMeta::NodeFacts extra;

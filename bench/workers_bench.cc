@@ -83,7 +83,6 @@ void BM_BindFlowPushFlush(benchmark::State& state) {
     pod->metadata.name = k.substr(3);
     pod->metadata.namespace_ = "ns";
     boost::intrusive_ptr<TaskMeta> m(new TaskMeta());
-    m->key = k;
     m->pod = std::move(pod);
     metas.push_back(std::move(m));
   }

@@ -212,7 +212,7 @@ struct TaskLoc {
   const UidString& uid() const { return meta->uid(); }
   const k8s::SharedString& job() const { return meta->job; }
   // Keyed by the task's "namespace/name" (api/keyed_table.h).
-  static std::string_view TableKey(const TaskLoc& l, uint8_t) { return l.meta->key; }
+  static KeyView TableKey(const TaskLoc& l, uint8_t) { return l.meta->key(); }
 };
 extern template class KeyedTable<TaskLoc>;
 
@@ -324,7 +324,7 @@ struct SchedulerCache::Impl {
 
   // ------------------------------------- tasks (cache/task_accounting.cc)
   // The authoritative copy of a cached task.
-  const TaskInfo* FindTask(std::string_view key) const REQUIRES(mu);
+  const TaskInfo* FindTask(KeyView key) const REQUIRES(mu);
   // The task a task_index entry points at (null when its job or jobless entry is gone).
   const TaskInfo* TaskAt(const TaskLoc& loc) const REQUIRES(mu);
   // Checks that AddTaskLocked(task) cannot fail. `replacing` means the task's current entry

@@ -321,7 +321,7 @@ std::string SchedulerCache::Compare() const {
     }
   }
   for (const auto& [_, loc] : m.task_index) {
-    const std::string key = loc.meta->key.str();
+    const std::string key = loc.meta->key().str();
     if (!seen_pods.count(key)) out.push_back("extra pod " + key);
   }
   std::sort(out.begin(), out.end());

@@ -14,14 +14,14 @@ namespace volcache {
 template class KeyedTable<TaskLoc>;
 
 // The authoritative copy of a cached task.
-const TaskInfo* SchedulerCache::Impl::FindTask(std::string_view key) const {
+const TaskInfo* SchedulerCache::Impl::FindTask(KeyView key) const {
   auto it = task_index.find(key);
   return it == task_index.end() ? nullptr : TaskAt(it->second);
 }
 
 const TaskInfo* SchedulerCache::Impl::TaskAt(const TaskLoc& loc) const {
   if (loc.job().empty()) {
-    auto j = jobless.find(loc.meta->key.str());
+    auto j = jobless.find(loc.meta->key().str());
     return j == jobless.end() ? nullptr : &j->second;
   }
   auto j = jobs.find(loc.job());

@@ -1,7 +1,9 @@
 #include "api/task_table.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,14 +16,13 @@
 namespace volcache {
 namespace {
 
-// A task whose key ("ns/<name>") lives in its own TaskMeta, as the cache's tasks' do.
+// A task whose key ("ns/<name>") is its pod's namespace and name, as the cache's tasks' is.
 TaskInfo Task(const std::string& name, int32_t priority) {
   auto pod = std::make_shared<k8s::Pod>();
   pod->metadata.namespace_ = "ns";
   pod->metadata.name = name;
   pod->metadata.uid = "uid-" + name;
   boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
-  meta->key = "ns/" + name;
   meta->pod = std::move(pod);
   TaskInfo t;
   t.meta = std::move(meta);
@@ -47,6 +48,54 @@ void ExpectSame(const TaskTable& table, const std::map<std::string, int32_t>& wa
   }
   EXPECT_EQ(seen, want);
   for (const auto& [key, priority] : want) EXPECT_EQ(PriorityOf(table, key), priority) << key;
+}
+
+TEST(KeyViewTest, AKeyInPartsComparesHashesAndOrdersAsItsCharacters) {
+  const KeyView parts("ns", "pod-1");
+  const KeyView whole("ns/pod-1");
+  EXPECT_TRUE(parts.joined());
+  EXPECT_FALSE(whole.joined());
+  EXPECT_EQ(parts.size(), 8u);
+  EXPECT_EQ(parts.str(), "ns/pod-1");
+  EXPECT_EQ(std::string(parts), "ns/pod-1");
+  EXPECT_EQ(fmt::format("[{}]", parts), "[ns/pod-1]");
+  EXPECT_EQ(parts, whole);
+  EXPECT_EQ(whole, parts);
+  EXPECT_EQ(parts, std::string("ns/pod-1"));
+  EXPECT_EQ(parts.Hash(), whole.Hash());
+  EXPECT_EQ(parts.Hash(), std::hash<std::string_view>{}("ns/pod-1"));
+  // Near misses: another separator, another split, a prefix, another name.
+  EXPECT_NE(parts, KeyView("ns.pod-1"));
+  EXPECT_NE(parts, KeyView("ns/pod-"));
+  EXPECT_NE(parts, KeyView("ns/pod-12"));
+  EXPECT_NE(parts, KeyView("ns", "pod-2"));
+  EXPECT_NE(parts, KeyView("nt", "pod-1"));
+  // The same characters split elsewhere (a head with a '/') are the same key.
+  EXPECT_EQ(KeyView("a/b", "c"), KeyView("a", "b/c"));
+  EXPECT_EQ(KeyView("a/b", "c").Hash(), KeyView("a", "b/c").Hash());
+  EXPECT_LT(KeyView("ns", "a"), KeyView("ns", "b"));
+  EXPECT_LT(KeyView("ns", "b"), KeyView("nt", "a"));
+  EXPECT_LT(KeyView("ns/a"), KeyView("ns", "b"));
+  EXPECT_GT(KeyView("ns", "b"), KeyView("ns/a"));
+  // A key longer than the hash's stack buffer hashes as its characters too.
+  const std::string long_name(400, 'x');
+  EXPECT_EQ(KeyView("ns", long_name).Hash(), std::hash<std::string>{}("ns/" + long_name));
+}
+
+// A node's table finds a task by the joined "namespace/name" though it keeps only the parts.
+TEST(TaskTableTest, FindsATaskByItsJoinedKeyAndByItsParts) {
+  TaskTable table(TaskInfo::kByKey);
+  for (int i = 0; i < 40; ++i) table.try_emplace(Task("t" + std::to_string(i), i));
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "t" + std::to_string(i);
+    const auto it = table.find("ns/" + name);
+    ASSERT_NE(it, table.end()) << name;
+    EXPECT_EQ(it->second.priority, i);
+    EXPECT_EQ(table.find(KeyView("ns", name)), it);
+    EXPECT_EQ(it->first, KeyView("ns/" + name));
+  }
+  EXPECT_EQ(table.find("ns/t40"), table.end());
+  EXPECT_EQ(table.find("nt/t1"), table.end());
 }
 
 TEST(TaskTableTest, AddsFindsAndRefusesADuplicateKey) {
@@ -109,7 +158,7 @@ TEST(TaskTableTest, ReplaceRekeysTheEntryToTheNewTaskMeta) {
     const TaskInfo updated = Task("a", 2);
     TaskInfo& stored = table.replace(table.find("ns/a"), updated);
     EXPECT_EQ(stored.meta, updated.meta);
-    EXPECT_EQ(table.begin()->first.data(), updated.meta->key.data());
+    EXPECT_EQ(table.begin()->first.tail().data(), updated.meta->pod->metadata.name.view().data());
   }
   ExpectSame(table, {{"ns/a", 2}});
   // Another name: the index follows.
@@ -150,7 +199,7 @@ TEST(TaskTableTest, AJobsTableIsKeyedByUid) {
   EXPECT_EQ(table.find("ns/t2"), table.end());
   ASSERT_NE(table.find("uid-t2"), table.end());
   EXPECT_EQ(table.find("uid-t2")->second.priority, 2);
-  EXPECT_EQ(table.find("uid-t2")->first.data(), table.find("uid-t2")->second.uid().data());
+  EXPECT_EQ(table.find("uid-t2")->first.head().data(), table.find("uid-t2")->second.uid().data());
   EXPECT_FALSE(table.try_emplace(Task("t2", 99)).second);  // the same uid
   table.erase(table.find("uid-t0"));                       // t5 moves into the gap
   const TaskTable copy(table);

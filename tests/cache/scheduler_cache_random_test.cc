@@ -155,7 +155,7 @@ TEST_P(RandomSequenceTest, InvariantsAndSnapshotsHold) {
           if (pick(3) == 0) {
             snap.EraseJob(id);
           } else if (JobInfo* j = snap.MutableJob(id); !j->tasks().empty()) {
-            (void)j->UpdateTaskStatus(j->tasks().begin()->first, TaskStatus::kPipelined);
+            (void)j->UpdateTaskStatus(j->tasks().begin()->second.uid(), TaskStatus::kPipelined);
           }
         }
         all_or_nothing = false;

@@ -239,7 +239,7 @@ std::string MutateSession(RandomCluster& rc, ClusterInfo& snap) {
         alloc.node_name = node;
         alloc.status = rc.Chance(0.8) ? TaskStatus::kAllocated : TaskStatus::kPipelined;
         if (snap.MutableNode(node)->AddTask(alloc).ok()) {
-          EXPECT_TRUE(snap.MutableJob(id)->UpdateTaskStatus(uid, alloc.status).ok());
+          EXPECT_TRUE(snap.MutableJob(id)->UpdateTaskStatus(t.uid(), alloc.status).ok());
         }
         return "session allocates " + std::string(t.key()) + " on " + node;
       }

@@ -35,7 +35,6 @@ std::unique_ptr<BindContext> MakeContext(const std::string& name, const std::str
   pod->metadata.namespace_ = "ns";
   pod->metadata.uid = "uid-" + name;
   boost::intrusive_ptr<TaskMeta> meta(new TaskMeta());
-  meta->key = "ns/" + name;
   meta->pod = std::move(pod);
   auto ctx = std::make_unique<BindContext>();
   ctx->task.meta = std::move(meta);
