@@ -31,7 +31,7 @@ void MixList(size_t* h, const ResourceList& list) {
 size_t HashOf(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
 // Hashes need not see every field: equality decides, the hash only spreads the buckets.
-size_t HashOf(const PlainStringMap& m) {
+size_t HashOf(StringMapView m) {
   size_t h = m.size();
   for (const auto& [k, v] : m) {
     MixStr(&h, k);
@@ -104,8 +104,9 @@ size_t HashOf(const std::vector<NodeCondition>& cs) {
 // took 16 bytes a slot, and a std::unordered_multimap a 32-byte node and a bucket. A trace of
 // one-task jobs holds two entries a task: its pod's annotations and its job's id.
 //
-// H is the holder: a Shared<C> (its block's value a C) or a SharedString (its block's value
-// the characters); H::ValueOf reads a block's value.
+// H is the holder: a Shared<C> (its block's value a C), a SharedString (its block's value the
+// characters) or a StringMap (its block's value a StringMapView of the entries); H::ValueOf
+// reads a block's value.
 template <class H>
 class SharedTable {
  public:

@@ -634,7 +634,8 @@ bool ReadStringMap(Reader& r, StringMap* out) {
     m.insert_or_assign(m.end(), key, std::move(value));
     return true;
   });
-  if (!ok) return false;
+  // Beyond StringMap::kMaxSize entries: the reference decoder's error.
+  if (!ok || m.size() > StringMap::kMaxSize) return false;
   *out = std::move(m);
   return true;
 }

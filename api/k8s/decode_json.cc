@@ -235,6 +235,10 @@ Status Conv(const Ctx& c, const json& v, const Path& p, Quantity* out) {
 
 Status Conv(const Ctx& c, const json& v, const Path& p, StringMap* out) {
   if (!v.is_object()) return TypeError(c, p, "object", v);
+  if (v.size() > StringMap::kMaxSize) {
+    return c.Error(p, fmt::format("{} entries: a map of labels, annotations or selectors holds at most {}",
+                                  v.size(), StringMap::kMaxSize));
+  }
   PlainStringMap m;
   for (auto it = v.begin(); it != v.end(); ++it) {
     std::string value;

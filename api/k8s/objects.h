@@ -132,11 +132,11 @@ class OptionalInt32 {
   bool has_ = false;
 };
 
-// Labels, annotations and selectors: a string map that copies of an object share (see
-// api/k8s/shared.h; `mut()` or `operator[]` to change one). PlainStringMap is the map itself,
-// sorted by key with the keys interned (api/k8s/string_map.h).
+// Labels, annotations and selectors: StringMap (api/k8s/string_map.h), a string map sorted by
+// key with the keys interned, that copies of an object share as a Shared field (`operator[]`,
+// `emplace`, ... copy a shared block first) and that is one heap block of 8 + 20 bytes an entry.
+// PlainStringMap is the same map as a plain value (what the decoders build one from).
 using PlainStringMap = FlatStringMap;
-using StringMap = Shared<PlainStringMap>;
 // A ResourceList; names are kept verbatim, values parsed. Entries are sorted by name: the
 // decoder reads JSON objects as nlohmann::json (a sorted map), so document order is not seen.
 using ResourceList = std::vector<std::pair<std::string, Quantity>>;
@@ -157,7 +157,8 @@ struct ObjectMeta {
   // make_shared block tcmalloc's 192-byte class (192 and 208 with a 16-byte resourceVersion and
   // the status's qosClass; 208 and 224 with 8-byte Interned fields; 224 and 240 with a 16-byte
   // uid and the generation and grace period as two fields besides; 272 and 288 with the three
-  // strings as std::strings).
+  // strings as std::strings). The labels and annotations are 8 bytes each, and one heap block
+  // each when not empty (api/k8s/string_map.h: 32 bytes for one entry), shared by copies.
   ShortString name;
   Interned namespace_;  // empty for cluster-scoped objects; namespaces repeat (interned.h)
   UidString uid;

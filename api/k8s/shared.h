@@ -1,10 +1,10 @@
 #pragma once
 // Shared<C>: a container field that copies share, for the parts of an object that repeat
-// from object to object (a pod's containers, labels, annotations, tolerations, owner
-// references). An empty one holds no heap at all; a non-empty one is one heap block that
-// every copy of the object points to, and that k8s::Compact (api/k8s/compact.h) can replace
-// with an equal block already held by other objects, so that the 100 pods of one job hold
-// their containers once.
+// from object to object (a pod's containers, tolerations, owner references; its labels and
+// annotations are StringMaps, api/k8s/string_map.h, which share the same way in one block). An empty one
+// holds no heap at all; a non-empty one is one heap block that every copy of the object points to, and that
+// k8s::Compact (api/k8s/compact.h) can replace with an equal block already held by other objects, so that the
+// 100 pods of one job hold their containers once.
 //
 // Reading is the container's const interface (or `get()`, or the implicit conversion to
 // `const C&`). Writing is explicit: `mut()` gives the container to change, after copying it
@@ -17,7 +17,8 @@
 //
 // The field is one pointer (8 bytes): the block counts its holders itself (an intrusive
 // count, as boost::intrusive_ptr), where a std::shared_ptr took 16 bytes in the field and a
-// 16-byte control block beside the value. A decoded pod holds eight of these fields.
+// 16-byte control block beside the value. A decoded pod holds five of these fields, and three
+// StringMaps.
 
 #include <atomic>
 #include <cstddef>
@@ -31,7 +32,8 @@
 namespace volcache::k8s {
 
 // A pointer to a counted heap block B, which copies of the pointer share and whose last holder
-// frees it: the handle of Shared and of SharedString (api/k8s/shared_string.h). B has the
+// frees it: the handle of Shared, of SharedString (api/k8s/shared_string.h) and of StringMap
+// (api/k8s/string_map.h). B has the
 // atomic `refs` (its holders), `frozen` (it has been shared: never written again) and
 // `interned` (a SharedTable holds it weakly); D frees a block with D::Free(B*).
 template <class D, class B>

@@ -21,7 +21,7 @@ namespace volcache::k8s {
 namespace {
 
 // A Shared field is one pointer (the block counts its holders): a decoded pod holds eight.
-static_assert(sizeof(Shared<PlainStringMap>) == sizeof(void*));
+static_assert(sizeof(StringMap) == sizeof(void*));
 static_assert(sizeof(Shared<std::vector<Container>>) == sizeof(void*));
 // 192 bytes plus make_shared's 16-byte control block: tcmalloc's 208-byte class.
 static_assert(sizeof(Pod) <= 192);
