@@ -5,12 +5,8 @@
 // InlineChars<N>: a string that keeps up to N - 2 characters inside its N bytes, and longer
 // ones in a heap block of their own, as a std::string does beyond 15.
 //
-// - TaskKeyString (28 bytes, 26 characters): for a field unique to each object whose values
-//   are mostly 16–26 characters — a task's "namespace/name" key — that is one heap block
-//   less per object (32 bytes for a key of 16–31 characters). 28 bytes, not a std::string's
-//   32, so that a TaskMeta is 112 bytes (api/task_info.h).
-// - ShortString (16 bytes, 14 characters): for an object's name and resourceVersion, half a
-//   std::string each. A resourceVersion (an etcd revision) is inline.
+// - ShortString (16 bytes, 14 characters): for an object's name and a label's or an
+//   annotation's value, half a std::string each.
 //
 // UidString (8 bytes): a string in one heap block ({uint32 size, characters, '\0'}) behind a
 // pointer, none when empty, for a field whose values are all longer than 14 characters: an
@@ -113,17 +109,6 @@ class InlineChars : public StringOps<InlineChars<N>> {
   InlineChars& operator=(const char* s) { return *this = std::string_view(s); }
   ~InlineChars() { Free(); }
 
-  // a + sep + b, built in place (no intermediate std::string when it fits inline).
-  static InlineChars Join(std::string_view a, char sep, std::string_view b) {
-    InlineChars out;
-    char* p = out.Room(a.size() + 1 + b.size());
-    if (!a.empty()) std::memcpy(p, a.data(), a.size());
-    p[a.size()] = sep;
-    if (!b.empty()) std::memcpy(p + a.size() + 1, b.data(), b.size());
-    p[a.size() + 1 + b.size()] = '\0';
-    return out;
-  }
-
   const char* data() const { return on_heap() ? HeapPtr() : bytes_; }
   size_t size() const { return on_heap() ? HeapSize() : static_cast<size_t>(tag()); }
   // True when the characters are held in the object itself (no heap block).
@@ -189,9 +174,7 @@ class InlineChars : public StringOps<InlineChars<N>> {
   char bytes_[N];
 };
 
-using TaskKeyString = InlineChars<28>;
 using ShortString = InlineChars<16>;
-static_assert(sizeof(TaskKeyString) == 28);
 static_assert(sizeof(ShortString) == 16);
 
 class UidString : public StringOps<UidString> {

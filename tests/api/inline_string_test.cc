@@ -1,7 +1,7 @@
 // InlineChars<N>: up to N - 2 characters in the object itself, longer ones on the heap; a
-// value type that reads as a std::string_view. Both sizes in use: TaskKeyString (28 bytes, a
-// task's key) and ShortString (16 bytes, an object's name and resourceVersion). UidString (8
-// bytes, an object's uid) keeps every character on the heap and reads the same way.
+// value type that reads as a std::string_view. The size in use: ShortString (16 bytes, an
+// object's name); InlineChars<28> is tested too (a task's key was one until session 27). UidString
+// (8 bytes, an object's uid) keeps every character on the heap and reads the same way.
 #include "api/inline_string.h"
 
 #include <fmt/format.h>
@@ -19,7 +19,7 @@ namespace {
 
 template <class S>
 class InlineCharsTest : public ::testing::Test {};
-using Sizes = ::testing::Types<TaskKeyString, ShortString, UidString>;
+using Sizes = ::testing::Types<InlineChars<28>, ShortString, UidString>;
 TYPED_TEST_SUITE(InlineCharsTest, Sizes);
 
 TYPED_TEST(InlineCharsTest, ShortAndLongValuesReadBack) {
@@ -106,30 +106,6 @@ TYPED_TEST(InlineCharsTest, ReadsAsTheStringItReplaced) {
   std::map<S, int, std::less<>> m = {{S("a"), 1}, {s, 2}};
   EXPECT_EQ(m.find(std::string_view(uid))->second, 2);
   EXPECT_EQ(std::hash<S>{}(s), std::hash<std::string_view>{}(uid));
-}
-
-TEST(TaskKeyStringTest, JoinBuildsTheKeyInPlace) {
-  TaskKeyString k = TaskKeyString::Join("default", '/', "job-000001-3");
-  EXPECT_EQ(k.view(), "default/job-000001-3");
-  EXPECT_TRUE(k.is_inline());
-  const std::string long_name(40, 'n');
-  TaskKeyString l = TaskKeyString::Join("ns", '/', long_name);
-  EXPECT_EQ(l.view(), "ns/" + long_name);
-  EXPECT_FALSE(l.is_inline());
-  EXPECT_EQ(l.data()[l.size()], '\0');
-  EXPECT_EQ(TaskKeyString::Join("", '/', "").view(), "/");
-  // 26 characters inline, 27 on the heap.
-  EXPECT_TRUE(TaskKeyString::Join("default", '/', std::string(18, 'n')).is_inline());
-  EXPECT_FALSE(TaskKeyString::Join("default", '/', std::string(19, 'n')).is_inline());
-}
-
-TEST(TaskKeyStringTest, ComparesAsItsCharacters) {
-  TaskKeyString a("ns/a"), b("ns/b"), a2(std::string("ns/a"));
-  EXPECT_TRUE(a == a2);
-  EXPECT_FALSE(a == b);
-  EXPECT_TRUE(a == std::string_view("ns/a"));
-  EXPECT_TRUE(a < b);
-  EXPECT_EQ(a.str(), "ns/a");
 }
 
 }  // namespace
