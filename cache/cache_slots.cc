@@ -28,9 +28,9 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
 }
 
 JobInfo& SchedulerCache::Impl::WritableJobTasks(JobSlot& s) {
-  const bool answered = s.included_at == s.gen;
+  const bool answered = s.included_known;
   JobInfo& job = WritableJob(s);
-  if (answered) s.included_at = s.gen;
+  s.included_known = answered;
   return job;
 }
 
@@ -45,10 +45,8 @@ SchedulerCache::NodeSlot& SchedulerCache::Impl::CreateNodeSlot(const std::string
 }
 
 SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::SharedString id) {
-  auto [entry, added] = jobs.try_emplace(std::string_view(id));
-  // Callers look the id up first. Were the slot there, replacing its version below could free
-  // the characters its key views.
-  VC_CHECK(added, "job slot " + id + " created twice");
+  auto [entry, added] = jobs.try_emplace(id);
+  VC_CHECK(added, "job slot " + id + " created twice");  // callers look the id up first
   JobSlot& s = entry->second;
   s.info = std::make_shared<JobInfo>(std::move(id));  // holds the block the key views
   job_log.Append(s, NextGen());

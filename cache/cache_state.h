@@ -59,25 +59,27 @@ using cache_internal::SplitKey;
 template <typename T>
 struct Slot {
   // log_pos when the slot has no entry: every bit set.
-  static constexpr uint32_t kNotLogged = (uint32_t{1} << 29) - 1;
+  static constexpr uint32_t kNotLogged = (uint32_t{1} << 28) - 1;
   std::shared_ptr<T> info;
-  // This slot's entry in its ChangeLog. It and the three flags share 4 bytes, so a job's
-  // slot is 56 bytes and its map node tcmalloc's 80-byte class (96 with an 8-byte position).
-  // A log holds at most 2 * live + ChangeLog::kSlack + 1 entries; Append checks that the
-  // positions fit.
-  uint32_t log_pos : 29 = kNotLogged;
+  // This slot's entry in its ChangeLog. It and the four flags share 4 bytes, so a slot is 48
+  // bytes: a job's map node (with its 8-byte key) is tcmalloc's 64-byte class, a node's too
+  // (80 and 112 with an 8-byte position, a generation for `included` and string keys). A log
+  // holds at most 2 * live + ChangeLog::kSlack + 1 entries; Append checks that the positions
+  // fit.
+  uint32_t log_pos : 28 = kNotLogged;
   bool published : 1 = false;
   // Whether snapshots hold this version (a job: it has a PodGroup of a known queue; a node:
-  // it is Ready), as known to hold at generation `included_at` (computed then, or carried
-  // over by a write that cannot change it) and queue version `included_qv` (a full snapshot
-  // then reads the slot, not the version).
+  // it is Ready), as known for this generation while `included_known` (computed then, or
+  // carried over by a write that cannot change it; ChangeLog::Append clears it, as the
+  // generation moves) and queue version `included_qv` (a full snapshot then reads the slot,
+  // not the version).
   bool included : 1 = false;
+  bool included_known : 1 = false;
   // Nodes: whether the allocatable changed since the snapshot `snap_tag` took a version, so
   // its refresh knows whether the total must be recounted without reading the version it
   // held (a cache miss) or comparing two Resources. Jobs leave it false.
   bool allocatable_changed : 1 = false;
   uint32_t included_qv = 0;
-  uint64_t included_at = 0;
   uint64_t gen = 0;
   // This slot's entry in the snapshot whose ClusterInfo slot tag is `snap_tag` (the last
   // snapshot that put the slot in), so an incremental refresh finds it without hashing the
@@ -113,6 +115,7 @@ class ChangeLog {
       ++live_;
     }
     s.gen = gen;
+    s.included_known = false;  // as of this generation: not yet
     if (entries_.size() == entries_.capacity()) {
       // Full: when half the entries are cleared, dropping them makes the room (as early as
       // that); otherwise grown by half, to at least the compaction bound below. Doubling
@@ -193,16 +196,27 @@ class ChangeLog {
 
 struct SchedulerCache::NodeSlot : Slot<NodeInfo> {};
 // A job's id is its JobInfo's (`info->uid()`): every version of the job holds the same
-// interned block, which its tasks hold too, and `jobs` keys the slot by a view of it. The slot
-// kept a pointer to the block of its own until session 24 (8 bytes a job, and its map node
-// a tcmalloc class larger).
+// interned block, which its tasks hold too, and `jobs` keys the slot by it (8 bytes; a view of
+// it took 16, and the map node a tcmalloc class more).
 struct SchedulerCache::JobSlot : Slot<JobInfo> {};
 
-// The jobs' hash: std::hash's, declared noexcept, so that std::unordered_map does not keep
-// each key's hash in its node (it does for std::hash<std::string_view>, which it takes for
+// The jobs' hash and equality: of the characters, for any string (a lookup by a JobId or a view
+// makes no SharedString). The hash is declared noexcept, so that std::unordered_map does not
+// keep each key's hash in its node (it does for std::hash<std::string_view>, which it takes for
 // slow). A rehash and an erase hash the key again; a lookup compares keys, not hashes.
 struct JobKeyHash {
-  size_t operator()(std::string_view id) const noexcept { return std::hash<std::string_view>{}(id); }
+  using is_transparent = void;
+  template <class K>
+  size_t operator()(const K& id) const noexcept {
+    return std::hash<std::string_view>{}(std::string_view(id));
+  }
+};
+struct JobKeyEq {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const noexcept {
+    return std::string_view(a) == std::string_view(b);
+  }
 };
 
 // Where a task lives: its job ("" → `jobless`) and uid, read from the task's own shared
@@ -243,16 +257,21 @@ struct SchedulerCache::Impl {
   // ---- the cache's objects ----
   // Invariant: every slot has exactly one live entry in its change log (slot.log_pos), of
   // generation slot.gen.
-  std::unordered_map<std::string, NodeSlot> nodes GUARDED_BY(mu);
-  // Keys view the jobs' ids (JobSlot). A job's map node is then 80 bytes: next pointer, key
-  // view and slot (96, tcmalloc's 96-byte class, with the slot's id pointer and the hash).
-  std::unordered_map<std::string_view, JobSlot, JobKeyHash> jobs GUARDED_BY(mu);
-  static_assert(sizeof(JobSlot) == 56);
+  // Keyed by the interned name (api/k8s/interned.h: a lookup by a std::string interns it; only
+  // names of nodes, which the table keeps anyway, are looked up). A node's map node is then 64
+  // bytes: next pointer, the name's number and the slot (112 with a std::string key, its
+  // hash and a 56-byte slot; a task's node_name is already an Interned, so most lookups hash no
+  // string).
+  std::unordered_map<k8s::Interned, NodeSlot> nodes GUARDED_BY(mu);
+  // Keys hold the jobs' ids (JobSlot). A job's map node is then 64 bytes: next pointer, key and
+  // slot (80 with a key view and a 56-byte slot, 96 with the slot's id pointer and the hash).
+  std::unordered_map<k8s::SharedString, JobSlot, JobKeyHash, JobKeyEq> jobs GUARDED_BY(mu);
+  static_assert(sizeof(JobSlot) == 48 && sizeof(NodeSlot) == 48);
   // The UID of the PodGroup a job last had, for the jobs whose PodGroup was deleted while
   // tasks hold them: it names the job in the deleted-jobs queue. A job with its PodGroup
   // reads the UID from it, so a slot holds no PodGroup pointer of its own (16 bytes a job).
   std::unordered_map<std::string_view, UidString> departed_pod_groups
-      GUARDED_BY(mu);  // keys view the jobs' ids
+      GUARDED_BY(mu);  // keys view the jobs' ids (their keys in `jobs`)
   // The job's PodGroup's UID, or its last one's; "" if it never had one.
   const UidString& PodGroupUid(const JobSlot& s) const REQUIRES(mu);
   ChangeLog<NodeInfo> node_log GUARDED_BY(mu);

@@ -202,18 +202,18 @@ bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const {
 
 bool SchedulerCache::Impl::Included(Slot<JobInfo>& slot) {
   const auto qv = static_cast<uint32_t>(queue_version);
-  if (slot.included_at != slot.gen || slot.included_qv != qv) {
+  if (!slot.included_known || slot.included_qv != qv) {
     slot.included = IncludeJob(*slot.info);
-    slot.included_at = slot.gen;
+    slot.included_known = true;
     slot.included_qv = qv;
   }
   return slot.included;
 }
 
 bool SchedulerCache::Impl::Included(Slot<NodeInfo>& slot) {
-  if (slot.included_at != slot.gen) {
+  if (!slot.included_known) {
     slot.included = slot.info->Ready();
-    slot.included_at = slot.gen;
+    slot.included_known = true;
   }
   return slot.included;
 }
