@@ -144,12 +144,6 @@ StringMap::StringMap(const FlatStringMap& m) {
   block_ = b;
 }
 
-const ShortString& StringMap::at(std::string_view k) const {
-  auto it = find(k);
-  if (it == end()) throw std::out_of_range("no key " + std::string(k));
-  return it->second;
-}
-
 void StringMap::Unshare() {
   Block* old = block_;
   const size_t n = old->size;

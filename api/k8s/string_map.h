@@ -48,7 +48,59 @@
 
 namespace volcache::k8s {
 
-class FlatStringMap {
+// The lookups and insertions of both maps, over the derived map's sorted entries (CRTP): D has
+// begin() and end() (const) and InsertAt(pos, value_type&&), which puts the entry at `pos` and
+// returns an It to it. It is the iterator insertions return (a StringMap's is read-only).
+template <class D, class It>
+class SortedStringEntries {
+ public:
+  using value_type = std::pair<Interned, ShortString>;
+  using const_iterator = const value_type*;
+
+  const_iterator find(std::string_view k) const {
+    auto it = LowerBound(k);
+    return it != Self().end() && std::string_view(it->first) == k ? it : Self().end();
+  }
+  size_t count(std::string_view k) const { return find(k) != Self().end() ? 1 : 0; }
+  bool contains(std::string_view k) const { return find(k) != Self().end(); }
+  // Throws std::out_of_range when absent, as std::map's.
+  const ShortString& at(std::string_view k) const {
+    auto it = find(k);
+    if (it == Self().end()) throw std::out_of_range("no key " + std::string(k));
+    return it->second;
+  }
+
+  template <class... A>
+  std::pair<It, bool> try_emplace(std::string_view k, A&&... a) {
+    auto it = LowerBound(k);
+    if (it != Self().end() && std::string_view(it->first) == k) return {const_cast<It>(it), false};
+    // The value is made before the entries may move: an argument may be one of them.
+    return {static_cast<D*>(this)->InsertAt(static_cast<size_t>(it - Self().begin()),
+                                            value_type(std::piecewise_construct, std::forward_as_tuple(k),
+                                                       std::forward_as_tuple(std::forward<A>(a)...))),
+            true};
+  }
+  template <class V>
+  std::pair<It, bool> emplace(std::string_view k, V&& v) {
+    return try_emplace(k, std::forward<V>(v));
+  }
+  std::pair<It, bool> insert(const value_type& e) { return try_emplace(e.first, e.second); }
+
+ protected:
+  const_iterator LowerBound(std::string_view k) const {
+    return std::lower_bound(Self().begin(), Self().end(), k, [](const value_type& e, std::string_view key) {
+      return std::string_view(e.first) < key;
+    });
+  }
+
+ private:
+  const D& Self() const { return static_cast<const D&>(*this); }
+};
+
+class FlatStringMap : public SortedStringEntries<FlatStringMap, std::pair<Interned, ShortString>*> {
+  using Base = SortedStringEntries<FlatStringMap, std::pair<Interned, ShortString>*>;
+  friend Base;
+
  public:
   using key_type = Interned;
   using mapped_type = ShortString;
@@ -89,38 +141,13 @@ class FlatStringMap {
   void clear();
   void reserve(size_type n);
 
-  const_iterator find(std::string_view k) const {
-    auto it = LowerBound(k);
-    return it != end() && std::string_view(it->first) == k ? it : end();
-  }
+  using Base::at;
+  using Base::find;
   iterator find(std::string_view k) { return const_cast<iterator>(std::as_const(*this).find(k)); }
-  size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
-  bool contains(std::string_view k) const { return find(k) != end(); }
-  // Throws std::out_of_range when absent, as std::map's.
-  const ShortString& at(std::string_view k) const {
-    auto it = find(k);
-    if (it == end()) throw std::out_of_range("no key " + std::string(k));
-    return it->second;
-  }
   ShortString& at(std::string_view k) { return const_cast<ShortString&>(std::as_const(*this).at(k)); }
 
   ShortString& operator[](std::string_view k) { return try_emplace(k).first->second; }
 
-  template <class... A>
-  std::pair<iterator, bool> try_emplace(std::string_view k, A&&... a) {
-    auto it = const_cast<iterator>(LowerBound(k));
-    if (it != end() && std::string_view(it->first) == k) return {it, false};
-    // The value is made before the array may move: an argument may be one of its entries.
-    return {InsertAt(static_cast<size_t>(it - begin()),
-                     value_type(std::piecewise_construct, std::forward_as_tuple(k),
-                                std::forward_as_tuple(std::forward<A>(a)...))),
-            true};
-  }
-  template <class V>
-  std::pair<iterator, bool> emplace(std::string_view k, V&& v) {
-    return try_emplace(k, std::forward<V>(v));
-  }
-  std::pair<iterator, bool> insert(const value_type& e) { return try_emplace(e.first, e.second); }
   template <class V>
   std::pair<iterator, bool> insert_or_assign(std::string_view k, V&& v) {
     auto [it, added] = try_emplace(k);
@@ -171,11 +198,6 @@ class FlatStringMap {
 
   // Whether `k` sorts after every key held: the hinted inserts then append it.
   bool SortsLast(std::string_view k) const { return empty() || std::string_view(end()[-1].first) < k; }
-  const_iterator LowerBound(std::string_view k) const {
-    return std::lower_bound(begin(), end(), k, [](const value_type& e, std::string_view key) {
-      return std::string_view(e.first) < key;
-    });
-  }
 
   Rep* rep_ = nullptr;
 };
@@ -216,8 +238,10 @@ struct StringMapView {
   }
 };
 
-class StringMap : public CountedBlockRef<StringMap, StringMapBlock> {
+class StringMap : public CountedBlockRef<StringMap, StringMapBlock>,
+                  public SortedStringEntries<StringMap, const FlatStringMap::value_type*> {
   using Base = CountedBlockRef<StringMap, StringMapBlock>;
+  using Entries = SortedStringEntries<StringMap, const FlatStringMap::value_type*>;
   using Block = StringMapBlock;
   using Base::block_;
   using Base::Release;
@@ -259,14 +283,7 @@ class StringMap : public CountedBlockRef<StringMap, StringMapBlock> {
   const_iterator cend() const { return end(); }
   size_type size() const { return block_ != nullptr ? block_->size : 0; }
   bool empty() const { return block_ == nullptr || block_->size == 0; }
-  const_iterator find(std::string_view k) const {
-    auto it = LowerBound(k);
-    return it != end() && std::string_view(it->first) == k ? it : end();
-  }
-  size_type count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
-  bool contains(std::string_view k) const { return find(k) != end(); }
-  // Throws std::out_of_range when absent, as std::map's.
-  const ShortString& at(std::string_view k) const;
+  // find, count, contains, at: SortedStringEntries's.
 
   // Writing. Each copies the block first when it is shared (frozen); an insertion makes a
   // block one entry larger. The iterators returned are read-only: write a value through
@@ -277,21 +294,7 @@ class StringMap : public CountedBlockRef<StringMap, StringMapBlock> {
     return *this;
   }
   ShortString& operator[](std::string_view k);
-  template <class... A>
-  std::pair<const_iterator, bool> try_emplace(std::string_view k, A&&... a) {
-    auto it = LowerBound(k);
-    if (it != end() && std::string_view(it->first) == k) return {it, false};
-    // The value is made before the block may move: an argument may be one of its entries.
-    return {InsertAt(static_cast<size_t>(it - begin()),
-                     value_type(std::piecewise_construct, std::forward_as_tuple(k),
-                                std::forward_as_tuple(std::forward<A>(a)...))),
-            true};
-  }
-  template <class V>
-  std::pair<const_iterator, bool> emplace(std::string_view k, V&& v) {
-    return try_emplace(k, std::forward<V>(v));
-  }
-  std::pair<const_iterator, bool> insert(const value_type& e) { return try_emplace(e.first, e.second); }
+  // try_emplace, emplace, insert: SortedStringEntries's.
   template <class V>
   std::pair<const_iterator, bool> insert_or_assign(std::string_view k, V&& v) {
     // The value is made before the block may move: `v` may be one of its entries.
@@ -315,6 +318,7 @@ class StringMap : public CountedBlockRef<StringMap, StringMapBlock> {
   template <class>
   friend class SharedTable;
   friend Base;
+  friend Entries;
 
   // A block for `n` entries, none made yet (size 0). Throws std::length_error beyond kMaxSize.
   static Block* Allocate(size_t n);
@@ -326,11 +330,6 @@ class StringMap : public CountedBlockRef<StringMap, StringMapBlock> {
   // Puts `v` at position `pos` (the entries from there on one further) in a new block one entry
   // larger, which replaces this map's block.
   const_iterator InsertAt(size_t pos, value_type&& v);
-  const_iterator LowerBound(std::string_view k) const {
-    return std::lower_bound(begin(), end(), k, [](const value_type& e, std::string_view key) {
-      return std::string_view(e.first) < key;
-    });
-  }
 };
 static_assert(sizeof(StringMap) == 8);
 
