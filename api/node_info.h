@@ -103,7 +103,7 @@ class NodeInfo {
   // SetNode/UnsetNode recompute that ends negative.
   int64_t negative_idle_events() const { return negative_idle_events_; }
 
-  // Tasks by "namespace/name" (the key views the task's own TaskMeta::key), flat
+  // Tasks by "namespace/name" (the key views the parts in the task's pod: TaskMeta::key()), flat
   // (api/task_table.h): a FindTask pointer holds until the next AddTask or RemoveTask.
   const TaskTable& tasks() const { return tasks_; }
   const TaskInfo* FindTask(KeyView key) const;

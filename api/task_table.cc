@@ -8,13 +8,7 @@
 
 namespace volcache {
 
-std::string KeyView::str() const {
-  if (!joined_) return std::string(head_);
-  std::string s;
-  s.reserve(size());
-  s.append(head_).append(1, '/').append(tail_);
-  return s;
-}
+std::string KeyView::str() const { return joined_ ? PodKey(head_, tail_) : std::string(head_); }
 
 size_t KeyView::Hash() const {
   if (!joined_) return std::hash<std::string_view>{}(head_);

@@ -48,7 +48,7 @@ SchedulerCache::JobSlot& SchedulerCache::Impl::CreateJobSlot(k8s::SharedString i
   auto [entry, added] = jobs.try_emplace(id);
   VC_CHECK(added, "job slot " + id + " created twice");  // callers look the id up first
   JobSlot& s = entry->second;
-  s.info = std::make_shared<JobInfo>(std::move(id));  // holds the block the key views
+  s.info = std::make_shared<JobInfo>(std::move(id));  // the same block as the key
   job_log.Append(s, NextGen());
   s.info->set_generation(s.gen);
   return s;
