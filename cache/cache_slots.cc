@@ -27,6 +27,13 @@ JobInfo& SchedulerCache::Impl::WritableJob(JobSlot& s) {
   return *s.info;
 }
 
+NodeInfo& SchedulerCache::Impl::WritableNodeTasks(NodeSlot& s) {
+  const bool answered = s.included_known;
+  NodeInfo& node = WritableNode(s.info->name(), s);
+  s.included_known = answered;
+  return node;
+}
+
 JobInfo& SchedulerCache::Impl::WritableJobTasks(JobSlot& s) {
   const bool answered = s.included_known;
   JobInfo& job = WritableJob(s);

@@ -419,7 +419,7 @@ Status SchedulerCache::AddBindTask(const std::string& key, const std::string& no
   binding.node_name = node_name;
   // Checked before anything is written: a refused bind must not even bump generations.
   VC_RETURN_IF_ERROR(n->second.info->CanAddTask(binding).WithPrefix("bind " + key));
-  Status s = m.WritableNode(node_name, n->second).AddTask(binding);
+  Status s = m.WritableNodeTasks(n->second).AddTask(binding);
   VC_CHECK(s.ok(), s.ToString());
   auto j = m.jobs.find(binding.job());
   JobInfo& job = m.WritableJobTasks(j->second);
@@ -517,7 +517,7 @@ Status SchedulerCache::Evict(const std::string& key, const std::string& reason) 
     NodeInfo trial = *n->second.info;
     VC_RETURN_IF_ERROR(trial.UpdateTask(releasing).WithPrefix("evict " + key));
   }
-  VC_CHECK(m.WritableNode(releasing.node_name, n->second).UpdateTask(releasing).ok(), "evict " + key);
+  VC_CHECK(m.WritableNodeTasks(n->second).UpdateTask(releasing).ok(), "evict " + key);
   JobInfo& job = m.WritableJobTasks(m.jobs.at(releasing.job()));
   VC_CHECK(job.UpdateTaskStatus(releasing.uid(), TaskStatus::kReleasing).ok(), "evict " + key);
   m.evictions.push_back(EvictionRequest{releasing, reason});

@@ -94,7 +94,6 @@ uint64_t NewSlotTag() {
 
 template <typename T>
 using SnapMap = std::unordered_map<std::string, std::shared_ptr<const T>>;  // NodeMap, JobMap
-using Retired = std::vector<std::shared_ptr<const void>>;
 
 // A snapshot map's key for a node's name or a job's id. Taken as the id's SharedString, not a
 // view of it, so that a refresh that finds its entry through the slot never reads the id's
@@ -111,17 +110,29 @@ typename Slot<T>::SnapEntry* FindEntry(SnapMap<T>& map, const K& key, const Slot
   return it == map.end() ? nullptr : &*it;
 }
 
+// Makes the snapshot's entry `cur`, the one `slot` remembers, hold the slot's published version;
+// the version it replaces (if another) is retired. The refresh's common case, inlined in its
+// loops.
+template <typename T>
+[[gnu::always_inline]] inline void Replace(typename Slot<T>::SnapEntry& cur, const Slot<T>& slot,
+                                           RetiredBatch* retired) {
+  if (cur.second != slot.info) {
+    retired->Put(std::move(cur.second));
+    cur.second = slot.info;
+  }
+}
+
 // Makes the snapshot hold `slot`'s version under `key`: in entry `cur` (the version it
 // replaces is retired), or in a new entry when `cur` is null. The slot remembers the entry.
+// `retired` may be null only when `cur` is.
 template <typename T, typename K>
 void HoldVersion(SnapMap<T>& map, const K& key, Slot<T>& slot, typename Slot<T>::SnapEntry* cur, uint64_t tag,
-                 Retired* retired) {
+                 RetiredBatch* retired) {
   Publish(slot);
   if (cur == nullptr) {
     cur = &*map.emplace(AsKey(key), slot.info).first;
-  } else if (cur->second != slot.info) {
-    retired->push_back(std::move(cur->second));
-    cur->second = slot.info;
+  } else {
+    Replace(*cur, slot, retired);
   }
   slot.snap_entry = cur;
   slot.snap_tag = tag;
@@ -132,9 +143,9 @@ void HoldVersion(SnapMap<T>& map, const K& key, Slot<T>& slot, typename Slot<T>:
 // forgets it.
 template <typename T, typename K>
 void DropEntry(SnapMap<T>& map, const K& key, Slot<T>* slot, typename Slot<T>::SnapEntry* cur,
-               Retired* retired) {
+               RetiredBatch* retired) {
   if (cur != nullptr) {
-    retired->push_back(std::move(cur->second));
+    retired->Put(std::move(cur->second));
     map.erase(map.find(AsKey(key)));
   }
   if (slot != nullptr) slot->snap_tag = 0;
@@ -200,21 +211,16 @@ bool SchedulerCache::Impl::IncludeJob(const JobInfo& job) const {
   return it->second;
 }
 
-bool SchedulerCache::Impl::Included(Slot<JobInfo>& slot) {
-  const auto qv = static_cast<uint32_t>(queue_version);
-  if (!slot.included_known || slot.included_qv != qv) {
-    slot.included = IncludeJob(*slot.info);
-    slot.included_known = true;
-    slot.included_qv = qv;
-  }
+bool SchedulerCache::Impl::AskIncluded(Slot<JobInfo>& slot) {
+  slot.included = IncludeJob(*slot.info);
+  slot.included_known = true;
+  slot.included_qv = static_cast<uint32_t>(queue_version);
   return slot.included;
 }
 
-bool SchedulerCache::Impl::Included(Slot<NodeInfo>& slot) {
-  if (!slot.included_known) {
-    slot.included = slot.info->Ready();
-    slot.included_known = true;
-  }
+bool SchedulerCache::Impl::AskIncluded(Slot<NodeInfo>& slot) {
+  slot.included = slot.info->Ready();
+  slot.included_known = true;
   return slot.included;
 }
 
@@ -299,7 +305,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
 // Resource equality and kInfinity comparisons tell the two apart, so the caller re-sums
 // the snapshot's nodes instead (rare: only on allocatable changes and node removals).
 bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Resource* total,
-                                       bool* recount, Retired* retired) {
+                                       bool* recount, RetiredBatch* retired) {
   auto it = nodes.find(name);
   if (it == nodes.end()) return RefreshNode(snap, name, nullptr, total, recount, retired);
   it->second.snap_tag = 0;  // the rare paths look the name up (the session may have erased it)
@@ -308,7 +314,7 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
 
 // `slot`: the cache's slot for `name`, null when the cache no longer has the node.
 bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& name, Slot<NodeInfo>* slot,
-                                       Resource* total, bool* recount, Retired* retired) {
+                                       Resource* total, bool* recount, RetiredBatch* retired) {
   using B = ClusterInfo::Builder;
   auto& nmap = B::nodes(*snap);
   const uint64_t tag = B::slot_tag(*snap);
@@ -344,7 +350,7 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   return had != include;
 }
 
-void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, std::string_view id, Retired* retired) {
+void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, std::string_view id, RetiredBatch* retired) {
   auto it = jobs.find(id);
   if (it == jobs.end()) return RefreshJob(snap, k8s::SharedString(id), nullptr, retired);
   it->second.snap_tag = 0;  // the rare paths look the name up (the session may have erased it)
@@ -353,7 +359,7 @@ void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, std::string_view id, Re
 
 // `slot`: the cache's slot for `id`, null when the cache no longer has the job.
 void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const k8s::SharedString& id, Slot<JobInfo>* slot,
-                                      Retired* retired) {
+                                      RetiredBatch* retired) {
   using B = ClusterInfo::Builder;
   auto& jmap = B::jobs(*snap);
   const uint64_t tag = B::slot_tag(*snap);
@@ -372,44 +378,81 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
   const uint64_t since = B::generation(*snap);
   // At most one retired version per write since, and per object: reserved at once (growing
   // it step by step was a third of a refresh after 1 % churn on L, glibc consolidating its
-  // free lists for each larger block).
+  // free lists for each larger block). Each phase below then sizes its batch in it.
   retired->reserve(retired->size() +
                    static_cast<size_t>(std::min<uint64_t>(
                        gen - since, nodes.size() + jobs.size() + B::dirty_nodes(*snap).size())));
   if (B::slot_tag(*snap) == 0) B::slot_tag(*snap) = NewSlotTag();  // a copy: no slot knows it
+  const uint64_t tag = B::slot_tag(*snap);
   Resource total = B::total_allocatable(*snap);
   bool membership_changed = false;
   bool recount_total = false;
   // 1. Undo the session's own changes.
-  if (!B::dirty_nodes(*snap).empty()) {
-    // By name (RefreshNode's rare path); the total is recounted below, whatever it says.
-    bool recount_unused = false;
-    for (const std::string& name : B::dirty_nodes(*snap)) {
-      membership_changed |= RefreshNode(snap, name, &total, &recount_unused, retired);
+  if (!B::dirty_nodes(*snap).empty() || !B::dirty_jobs(*snap).empty()) {
+    RetiredBatch batch(retired, B::dirty_nodes(*snap).size() + B::dirty_jobs(*snap).size());
+    if (!B::dirty_nodes(*snap).empty()) {
+      // By name (RefreshNode's rare path); the total is recounted below, whatever it says.
+      bool recount_unused = false;
+      for (const std::string& name : B::dirty_nodes(*snap)) {
+        membership_changed |= RefreshNode(snap, name, &total, &recount_unused, &batch);
+      }
+      B::dirty_nodes(*snap).clear();
+      // The session's copies may have changed allocatable; recount from cache versions.
+      total = Resource();
+      for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
     }
-    B::dirty_nodes(*snap).clear();
-    // The session's copies may have changed allocatable; recount from cache versions.
-    total = Resource();
-    for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());
+    for (const JobId& id : B::dirty_jobs(*snap)) RefreshJob(snap, id, &batch);
+    B::dirty_jobs(*snap).clear();
   }
-  for (const JobId& id : B::dirty_jobs(*snap)) RefreshJob(snap, id, retired);
-  B::dirty_jobs(*snap).clear();
   // 2. Removals since, in order (before updates: a re-created object is newer).
   auto r = std::upper_bound(removals.begin(), removals.end(), since,
                             [](uint64_t g, const Removal& x) { return g < x.gen; });
-  for (; r != removals.end(); ++r) {
-    if (r->is_node) {
-      membership_changed |= RefreshNode(snap, r->key, &total, &recount_total, retired);
-    } else {
-      RefreshJob(snap, r->key, retired);
+  if (r != removals.end()) {
+    RetiredBatch batch(retired, static_cast<size_t>(removals.end() - r));
+    for (; r != removals.end(); ++r) {
+      if (r->is_node) {
+        membership_changed |= RefreshNode(snap, r->key, &total, &recount_total, &batch);
+      } else {
+        RefreshJob(snap, r->key, &batch);
+      }
     }
   }
-  // 3. Objects changed since, newest first: the tail of each change log.
-  for (Slot<NodeInfo>* slot : ChangedSince(node_log, since, gen - since)) {
-    membership_changed |= RefreshNode(snap, slot->info->name(), slot, &total, &recount_total, retired);
+  // 3. Objects changed since, newest first: the tail of each change log. The common case, a
+  // slot whose version the snapshot holds in the entry it remembers and still includes, is
+  // inline; the rest take RefreshNode/RefreshJob.
+  {
+    const std::vector<Slot<NodeInfo>*> changed = ChangedSince(node_log, since, gen - since);
+    RetiredBatch batch(retired, changed.size());
+    auto& revocable = B::revocable_nodes(*snap);
+    for (Slot<NodeInfo>* slot : changed) {
+      if (slot->snap_tag != tag || !Included(*slot)) {
+        membership_changed |= RefreshNode(snap, slot->info->name(), slot, &total, &recount_total, &batch);
+        continue;
+      }
+      // The total keeps this node's allocatable unless it changed since the snapshot took it.
+      recount_total |= slot->allocatable_changed;
+      slot->allocatable_changed = false;
+      Publish(*slot);
+      Replace(*slot->snap_entry, *slot, &batch);
+      if (!slot->info->revocable_zone().empty()) {
+        revocable.insert(slot->info->name());
+      } else if (!revocable.empty()) {
+        revocable.erase(slot->info->name());
+      }
+    }
   }
-  for (Slot<JobInfo>* slot : ChangedSince(job_log, since, gen - since))
-    RefreshJob(snap, slot->info->uid(), slot, retired);
+  {
+    const std::vector<Slot<JobInfo>*> changed = ChangedSince(job_log, since, gen - since);
+    RetiredBatch batch(retired, changed.size());
+    for (Slot<JobInfo>* slot : changed) {
+      if (slot->snap_tag != tag || !Included(*slot)) {
+        RefreshJob(snap, slot->info->uid(), slot, &batch);
+        continue;
+      }
+      Publish(*slot);
+      Replace(*slot->snap_entry, *slot, &batch);
+    }
+  }
   if (recount_total) {
     total = Resource();
     for (const auto& [_, n] : B::nodes(*snap)) total.Add(n->allocatable());

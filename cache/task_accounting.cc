@@ -57,7 +57,7 @@ void SchedulerCache::Impl::AddTaskLocked(const TaskInfo& task, JobSlot* job) {
       CreateNodeSlot(task.node_name, std::make_shared<NodeInfo>(task.node_name));
       it = nodes.find(task.node_name);
     }
-    NodeInfo& node = WritableNode(task.node_name, it->second);
+    NodeInfo& node = WritableNodeTasks(it->second);
     int64_t before = node.negative_idle_events();
     Status s = node.AddTask(task);
     VC_CHECK(s.ok(), "adding a checked task to node " + task.node_name + ": " + s.ToString());
@@ -89,7 +89,7 @@ void SchedulerCache::Impl::RemoveTaskLocked(const std::string& key, bool queue_e
   if (!task.node_name.empty()) {
     auto n = nodes.find(task.node_name);
     if (n != nodes.end() && n->second.info->FindTask(key) != nullptr) {
-      NodeInfo& node = WritableNode(task.node_name, n->second);
+      NodeInfo& node = WritableNodeTasks(n->second);
       Status s = node.RemoveTask(task);
       VC_CHECK(s.ok(), "removing task " + key + " from node: " + s.ToString());
       if (node.is_placeholder() && node.tasks().empty()) EraseNodeSlot(task.node_name);
@@ -181,7 +181,7 @@ void SchedulerCache::Impl::UnassumeLocked(const std::string& key, const AssumedE
   TaskInfo pending = *cached;
   auto n = nodes.find(entry.node);
   if (n != nodes.end() && n->second.info->FindTask(key)) {
-    NodeInfo& node = WritableNode(entry.node, n->second);
+    NodeInfo& node = WritableNodeTasks(n->second);
     VC_CHECK(node.RemoveTask(pending).ok(), "node lost assumed task " + key);
     if (node.is_placeholder() && node.tasks().empty()) EraseNodeSlot(entry.node);
   }

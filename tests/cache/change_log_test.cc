@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -73,6 +74,49 @@ TEST(ChangeLogTest, MatchesAModelAcrossCompactions) {
   // thousands; it holds at most 2 * 16 + kSlack + 1.
   EXPECT_LE(max_size, 2 * slots.size() + ChangeLog<NodeInfo>::kSlack + 1);
   EXPECT_EQ(Since(log, 0).size(), log.live());
+}
+
+// RetiredBatch (cache/cache_state.h): the refresh's versions to free, put in order after what
+// the vector already held; the entries its bound reserved and nothing used are gone at the end.
+TEST(RetiredBatchTest, KeepsWhatWasPutAfterTheEarlierEntriesAndTrimsTheRest) {
+  RetiredVersions out;
+  auto earlier = std::make_shared<const int>(1);
+  out.push_back(earlier);
+  auto a = std::make_shared<const int>(2);
+  auto b = std::make_shared<const int>(3);
+  {
+    RetiredBatch batch(&out, 5);
+    EXPECT_EQ(out.size(), 6u);
+    batch.Put(std::shared_ptr<const int>(a));
+    batch.Put(std::shared_ptr<const int>(b));
+  }
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0], earlier);
+  EXPECT_EQ(out[1], a);
+  EXPECT_EQ(out[2], b);
+  EXPECT_EQ(a.use_count(), 2);  // held by the batch's vector: freed when it is
+  out.clear();
+  EXPECT_EQ(a.use_count(), 1);
+}
+
+TEST(RetiredBatchTest, GrowsWhenTheBoundFallsShort) {
+  RetiredVersions out;
+  std::vector<std::shared_ptr<const int>> put;
+  {
+    RetiredBatch batch(&out, 1);
+    for (int i = 0; i < 40; ++i) {
+      put.push_back(std::make_shared<const int>(i));
+      batch.Put(std::shared_ptr<const int>(put.back()));
+    }
+  }
+  ASSERT_EQ(out.size(), put.size());
+  for (size_t i = 0; i < put.size(); ++i) EXPECT_EQ(out[i], put[i]) << i;
+}
+
+TEST(RetiredBatchTest, AnEmptyBatchLeavesTheVectorAsItWas) {
+  RetiredVersions out(2);
+  { RetiredBatch batch(&out, 100); }
+  EXPECT_EQ(out.size(), 2u);
 }
 
 }  // namespace
