@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <thread>
 
 #include "cache/scheduler_cache.h"
@@ -51,6 +53,101 @@ TEST(ReclaimerTest, DestructorFreesWhatIsLeft) {
     reclaimer.Retire(std::move(batch));
   }
   EXPECT_EQ(freed.load(), 3);
+}
+
+// A batch of `n` versions that count into `freed` when destroyed.
+std::vector<std::shared_ptr<const void>> CountedBatch(int n, std::atomic<int>* freed) {
+  std::vector<std::shared_ptr<const void>> batch;
+  for (int i = 0; i < n; ++i) {
+    batch.push_back(std::shared_ptr<const int>(new int(i), [freed](const int* p) {
+      delete p;
+      ++*freed;
+    }));
+  }
+  return batch;
+}
+
+// Whether `done` became true within a minute (generous: a sanitizer build on a busy machine);
+// the conditions waited for here come true within milliseconds when the code is right.
+bool Eventually(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Retire only queues; the polling thread frees the batch without being woken or drained.
+TEST(ReclaimerTest, ThePollFreesARetiredBatchWithoutAWakeUp) {
+  std::atomic<int> freed{0};
+  ReclaimerOptions o;
+  o.poll = std::chrono::milliseconds(1);
+  o.idle_after = std::chrono::hours(1);  // keeps polling
+  Reclaimer reclaimer(o);
+  reclaimer.Retire(CountedBatch(3, &freed));
+  EXPECT_TRUE(Eventually([&] { return freed.load() == 3; }));
+}
+
+// The caller of Retire does not pay for a wake-up under the wake_at bound while the thread
+// polls: it sees the batch at its next poll (an hour here) or, when it was not waiting yet, on
+// its way to the wait.
+TEST(ReclaimerTest, RetireUnderWakeAtDoesNotWakeAPollingThread) {
+  std::atomic<int> freed{0};
+  ReclaimerOptions o;
+  o.poll = std::chrono::hours(1);
+  o.idle_after = std::chrono::hours(2);  // never asleep
+  Reclaimer reclaimer(o);
+  reclaimer.Retire(CountedBatch(3, &freed));
+  reclaimer.Retire(CountedBatch(2, &freed));
+  EXPECT_EQ(reclaimer.wakeups(), 0u);
+  reclaimer.Drain();
+  EXPECT_EQ(freed.load(), 5);
+}
+
+// A queue that reaches wake_at versions is freed at once, long before the next poll.
+TEST(ReclaimerTest, ABatchThatReachesWakeAtWakesTheThread) {
+  std::atomic<int> freed{0};
+  ReclaimerOptions o;
+  o.poll = std::chrono::hours(1);
+  o.idle_after = std::chrono::hours(2);
+  o.wake_at = 5;
+  Reclaimer reclaimer(o);
+  reclaimer.Retire(CountedBatch(5, &freed));
+  EXPECT_EQ(reclaimer.wakeups(), 1u);
+  EXPECT_TRUE(Eventually([&] { return freed.load() == 5; }));
+}
+
+// After idle_after without work the thread stops polling; the next Retire wakes it.
+TEST(ReclaimerTest, AnIdleThreadSleepsUntilRetireWakesIt) {
+  std::atomic<int> freed{0};
+  ReclaimerOptions o;
+  o.poll = std::chrono::milliseconds(1);
+  o.idle_after = std::chrono::milliseconds(5);
+  Reclaimer reclaimer(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // asleep by now, or soon
+  reclaimer.Retire(CountedBatch(3, &freed));
+  EXPECT_TRUE(Eventually([&] { return freed.load() == 3; }));
+  // Idle again, then more work: woken again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  reclaimer.Retire(CountedBatch(2, &freed));
+  EXPECT_TRUE(Eventually([&] { return freed.load() == 5; }));
+}
+
+// Drain does not wait for the poll.
+TEST(ReclaimerTest, DrainFreesAtOnceWhateverThePoll) {
+  std::atomic<int> freed{0};
+  ReclaimerOptions o;
+  o.poll = std::chrono::hours(1);
+  o.idle_after = std::chrono::hours(2);
+  Reclaimer reclaimer(o);
+  reclaimer.Retire(CountedBatch(3, &freed));
+  reclaimer.Retire(CountedBatch(1, &freed));
+  reclaimer.Drain();
+  EXPECT_EQ(freed.load(), 4);
+  reclaimer.Retire(CountedBatch(2, &freed));
+  reclaimer.Drain();
+  EXPECT_EQ(freed.load(), 6);
 }
 
 // The job version an incremental snapshot replaces is not destroyed by UpdateSnapshot under
