@@ -67,6 +67,16 @@ std::vector<std::shared_ptr<const void>> CountedBatch(int n, std::atomic<int>* f
   return batch;
 }
 
+ReclaimerOptions Options(std::chrono::milliseconds poll, std::chrono::milliseconds idle_after,
+                         size_t wake_at = ReclaimerOptions{}.wake_at) {
+  ReclaimerOptions o;
+  o.poll = poll;
+  o.idle_after = idle_after;
+  o.wake_at = wake_at;
+  return o;
+}
+constexpr std::chrono::hours kHour(1);
+
 // Whether `done` became true within a minute (generous: a sanitizer build on a busy machine);
 // the conditions waited for here come true within milliseconds when the code is right.
 bool Eventually(const std::function<bool()>& done) {
@@ -81,10 +91,7 @@ bool Eventually(const std::function<bool()>& done) {
 // Retire only queues; the polling thread frees the batch without being woken or drained.
 TEST(ReclaimerTest, ThePollFreesARetiredBatchWithoutAWakeUp) {
   std::atomic<int> freed{0};
-  ReclaimerOptions o;
-  o.poll = std::chrono::milliseconds(1);
-  o.idle_after = std::chrono::hours(1);  // keeps polling
-  Reclaimer reclaimer(o);
+  Reclaimer reclaimer(Options(std::chrono::milliseconds(1), kHour));  // keeps polling
   reclaimer.Retire(CountedBatch(3, &freed));
   EXPECT_TRUE(Eventually([&] { return freed.load() == 3; }));
 }
@@ -94,10 +101,7 @@ TEST(ReclaimerTest, ThePollFreesARetiredBatchWithoutAWakeUp) {
 // its way to the wait.
 TEST(ReclaimerTest, RetireUnderWakeAtDoesNotWakeAPollingThread) {
   std::atomic<int> freed{0};
-  ReclaimerOptions o;
-  o.poll = std::chrono::hours(1);
-  o.idle_after = std::chrono::hours(2);  // never asleep
-  Reclaimer reclaimer(o);
+  Reclaimer reclaimer(Options(kHour, 2 * kHour));  // never asleep
   reclaimer.Retire(CountedBatch(3, &freed));
   reclaimer.Retire(CountedBatch(2, &freed));
   EXPECT_EQ(reclaimer.wakeups(), 0u);
@@ -108,11 +112,7 @@ TEST(ReclaimerTest, RetireUnderWakeAtDoesNotWakeAPollingThread) {
 // A queue that reaches wake_at versions is freed at once, long before the next poll.
 TEST(ReclaimerTest, ABatchThatReachesWakeAtWakesTheThread) {
   std::atomic<int> freed{0};
-  ReclaimerOptions o;
-  o.poll = std::chrono::hours(1);
-  o.idle_after = std::chrono::hours(2);
-  o.wake_at = 5;
-  Reclaimer reclaimer(o);
+  Reclaimer reclaimer(Options(kHour, 2 * kHour, 5));
   reclaimer.Retire(CountedBatch(5, &freed));
   EXPECT_EQ(reclaimer.wakeups(), 1u);
   EXPECT_TRUE(Eventually([&] { return freed.load() == 5; }));
@@ -121,10 +121,7 @@ TEST(ReclaimerTest, ABatchThatReachesWakeAtWakesTheThread) {
 // After idle_after without work the thread stops polling; the next Retire wakes it.
 TEST(ReclaimerTest, AnIdleThreadSleepsUntilRetireWakesIt) {
   std::atomic<int> freed{0};
-  ReclaimerOptions o;
-  o.poll = std::chrono::milliseconds(1);
-  o.idle_after = std::chrono::milliseconds(5);
-  Reclaimer reclaimer(o);
+  Reclaimer reclaimer(Options(std::chrono::milliseconds(1), std::chrono::milliseconds(5)));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // asleep by now, or soon
   reclaimer.Retire(CountedBatch(3, &freed));
   EXPECT_TRUE(Eventually([&] { return freed.load() == 3; }));
@@ -137,10 +134,7 @@ TEST(ReclaimerTest, AnIdleThreadSleepsUntilRetireWakesIt) {
 // Drain does not wait for the poll.
 TEST(ReclaimerTest, DrainFreesAtOnceWhateverThePoll) {
   std::atomic<int> freed{0};
-  ReclaimerOptions o;
-  o.poll = std::chrono::hours(1);
-  o.idle_after = std::chrono::hours(2);
-  Reclaimer reclaimer(o);
+  Reclaimer reclaimer(Options(kHour, 2 * kHour));
   reclaimer.Retire(CountedBatch(3, &freed));
   reclaimer.Retire(CountedBatch(1, &freed));
   reclaimer.Drain();
