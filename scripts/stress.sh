@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Repeats the suites that run on real time (timer thread, work queues, bind flow, reflectors)
+# Repeats the suites that run on real time (timer thread, work queues, bind flow, reflectors,
+# the reclaimer's poll)
 # many times under ThreadSanitizer while both cores are kept busy, so a test that races the
 # clock fails here, where it is written, rather than at random in someone's CI run.
 # Usage: scripts/stress.sh [REPEATS]   (default 50; builds build-tsan/ if needed)
@@ -7,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat="${1:-50}"
 suites=(workers_clock_test workers_work_queue_test workers_bind_flow_test workers_queue_workers_test
-        kube_reflector_test kube_apply_pipe_test kube_watch_stream_test)
+        kube_reflector_test kube_apply_pipe_test kube_watch_stream_test cache_reclaimer_test)
 dir=$(./scripts/build.sh tsan "${suites[@]}")
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
 
