@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Repeats the suites that run on real time (timer thread, work queues, bind flow, reflectors,
-# the reclaimer's poll)
-# many times under ThreadSanitizer while both cores are kept busy, so a test that races the
-# clock fails here, where it is written, rather than at random in someone's CI run.
+# the reclaimer's poll) many times under ThreadSanitizer while both cores are kept busy, so a
+# test that races the clock fails here, where it is written, rather than at random in
+# someone's CI run.
 # Usage: scripts/stress.sh [REPEATS]   (default 50; builds build-tsan/ if needed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
