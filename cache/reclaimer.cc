@@ -30,10 +30,12 @@ struct Reclaimer::Impl {
   void Loop() EXCLUDES(mu) {
     using Clock = std::chrono::steady_clock;
     MutexLock lock(&mu);
-    Clock::time_point last_work = Clock::now();
+    // Asleep until the first batch: a process that retires nothing never polls.
+    bool worked = false;
+    Clock::time_point last_work;
     for (;;) {
       if (batches.empty() && !stop) {
-        if (Clock::now() - last_work >= options.idle_after) {
+        if (!worked || Clock::now() - last_work >= options.idle_after) {
           asleep = true;
           while (!stop && batches.empty()) wake.Wait(&mu);
           asleep = false;
@@ -45,6 +47,7 @@ struct Reclaimer::Impl {
         }
       }
       if (batches.empty()) return;  // stop, nothing left
+      worked = true;
       last_work = Clock::now();
       auto batch = std::move(batches.front());
       batches.pop_front();

@@ -12,8 +12,8 @@
 // caller does not pay for waking it (a futex wake and the other core's wake-up, 6-25 us here,
 // were a third of UpdateSnapshot after 1 % churn on L). Retire wakes the thread itself only
 // when the queue reaches `wake_at` versions (memory held stays bounded however often snapshots
-// refresh) or when the thread has gone to sleep after `idle_after` without work (an idle
-// process does not poll).
+// refresh) or when the thread sleeps: until the first batch, and after `idle_after` without
+// work (an idle process does not poll).
 //
 // Ownership: injected, not process-wide — SchedulerCacheOptions::reclaimer names the one a
 // cache uses (shared by several caches if the caller wishes); a cache given none creates its

@@ -88,25 +88,42 @@ bool Eventually(const std::function<bool()>& done) {
   return true;
 }
 
-// Retire only queues; the polling thread frees the batch without being woken or drained.
-TEST(ReclaimerTest, ThePollFreesARetiredBatchWithoutAWakeUp) {
+// The thread sleeps until the first batch (a process that retires nothing never polls): the
+// first Retire wakes it, an hour before its poll would.
+TEST(ReclaimerTest, TheFirstRetireWakesTheThread) {
   std::atomic<int> freed{0};
-  Reclaimer reclaimer(Options(std::chrono::milliseconds(1), kHour));  // keeps polling
+  Reclaimer reclaimer(Options(kHour, 2 * kHour));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // asleep by now, or soon
   reclaimer.Retire(CountedBatch(3, &freed));
   EXPECT_TRUE(Eventually([&] { return freed.load() == 3; }));
 }
 
+// Once it has had work, Retire only queues; the polling thread frees the batch without being
+// woken or drained.
+TEST(ReclaimerTest, ThePollFreesARetiredBatchWithoutAWakeUp) {
+  std::atomic<int> freed{0};
+  Reclaimer reclaimer(Options(std::chrono::milliseconds(1), kHour));  // keeps polling
+  reclaimer.Retire(CountedBatch(1, &freed));
+  reclaimer.Drain();  // polling from now on
+  const uint64_t woken = reclaimer.wakeups();
+  reclaimer.Retire(CountedBatch(3, &freed));
+  EXPECT_TRUE(Eventually([&] { return freed.load() == 4; }));
+  EXPECT_EQ(reclaimer.wakeups(), woken);
+}
+
 // The caller of Retire does not pay for a wake-up under the wake_at bound while the thread
-// polls: it sees the batch at its next poll (an hour here) or, when it was not waiting yet, on
-// its way to the wait.
+// polls: it sees the batch at its next poll (an hour here), or on its way to the wait.
 TEST(ReclaimerTest, RetireUnderWakeAtDoesNotWakeAPollingThread) {
   std::atomic<int> freed{0};
-  Reclaimer reclaimer(Options(kHour, 2 * kHour));  // never asleep
+  Reclaimer reclaimer(Options(kHour, 2 * kHour));  // never idle once it has worked
+  reclaimer.Retire(CountedBatch(1, &freed));
+  reclaimer.Drain();  // polling from now on
+  const uint64_t woken = reclaimer.wakeups();
   reclaimer.Retire(CountedBatch(3, &freed));
   reclaimer.Retire(CountedBatch(2, &freed));
-  EXPECT_EQ(reclaimer.wakeups(), 0u);
+  EXPECT_EQ(reclaimer.wakeups(), woken);
   reclaimer.Drain();
-  EXPECT_EQ(freed.load(), 5);
+  EXPECT_EQ(freed.load(), 6);
 }
 
 // A queue that reaches wake_at versions is freed at once, long before the next poll.
