@@ -404,9 +404,6 @@ struct SchedulerCache::Impl {
   void RecomputeDefaultPriority() REQUIRES(mu);
 
   // ------------------------------------- snapshots (cache/snapshot_building.cc)
-  // Versions an incremental snapshot let go of, freed after the lock (cache/reclaimer.h).
-  using Retired = RetiredVersions;
-
   // Whether snapshots hold the job: it has a PodGroup whose queue the cache knows.
   bool IncludeJob(const JobInfo& job) const REQUIRES(mu);
   // IncludeJob's answers by queue while the queues are unchanged, keyed by the address of the
@@ -442,7 +439,7 @@ struct SchedulerCache::Impl {
   void RefreshJob(ClusterInfo* snap, const k8s::SharedString& id, Slot<JobInfo>* slot, RetiredBatch* retired)
       REQUIRES(mu);
   // Replaced versions go to `retired` instead of being destroyed under the lock.
-  void IncrementalSnapshot(ClusterInfo* snap, Retired* retired) REQUIRES(mu);
+  void IncrementalSnapshot(ClusterInfo* snap, RetiredVersions* retired) REQUIRES(mu);
 
   // ---------------------------------------- calls that leave the cache: never under mu
   // The cluster source's listers may block (cache/scheduler_cache.cc, cache/debug.cc).
@@ -451,7 +448,7 @@ struct SchedulerCache::Impl {
   std::vector<k8s::NodePtr> SourceNodes() const EXCLUDES(mu);
   std::vector<k8s::PodPtr> SourcePods() const EXCLUDES(mu);
   // Hands versions a snapshot let go of to the reclaimer (frees them off the session's path).
-  void Retire(Retired retired) const EXCLUDES(mu);
+  void Retire(RetiredVersions retired) const EXCLUDES(mu);
 };
 
 }  // namespace volcache

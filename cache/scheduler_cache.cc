@@ -29,7 +29,7 @@ std::vector<k8s::NodePtr> SchedulerCache::Impl::SourceNodes() const { return sou
 
 std::vector<k8s::PodPtr> SchedulerCache::Impl::SourcePods() const { return source->ListPods(); }
 
-void SchedulerCache::Impl::Retire(Retired retired) const { reclaimer->Retire(std::move(retired)); }
+void SchedulerCache::Impl::Retire(RetiredVersions retired) const { reclaimer->Retire(std::move(retired)); }
 
 // ============================================================================ public API
 
@@ -638,7 +638,7 @@ std::unique_ptr<ClusterInfo> SchedulerCache::Snapshot() const {
 
 void SchedulerCache::UpdateSnapshot(ClusterInfo* snap) const {
   using B = ClusterInfo::Builder;
-  Impl::Retired retired;
+  RetiredVersions retired;
   {
     Impl& m = *impl_;
     MutexLock lock(&m.mu);

@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/cache_state.h"
@@ -140,6 +141,17 @@ void HoldVersion(SnapMap<T>& map, const K& key, Slot<T>& slot, typename Slot<T>:
   slot.snap_entry = cur;
   slot.snap_tag = tag;
   slot.allocatable_changed = false;
+}
+
+// Keeps `node`, the version a snapshot now holds, in the snapshot's revocable set exactly when
+// it has a revocable zone. The set is empty on most clusters: then no name is read or hashed
+// (the name is looked up in the intern table, so it is read only in the branches).
+inline void NoteRevocable(std::unordered_set<std::string>& revocable, const NodeInfo& node) {
+  if (!node.revocable_zone().empty()) {
+    revocable.insert(node.name());
+  } else if (!revocable.empty()) {
+    revocable.erase(node.name());
+  }
 }
 
 // Drops entry `cur` (if any) from the snapshot, retiring its version; `slot` (if any)
@@ -341,11 +353,7 @@ bool SchedulerCache::Impl::RefreshNode(ClusterInfo* snap, const std::string& nam
   auto& revocable = B::revocable_nodes(*snap);
   if (include) {
     HoldVersion(nmap, name, *slot, cur, tag, retired);
-    if (!slot->info->revocable_zone().empty()) {
-      revocable.insert(name);
-    } else if (!revocable.empty()) {
-      revocable.erase(name);
-    }
+    NoteRevocable(revocable, *slot->info);
   } else {
     DropEntry(nmap, name, slot, cur, retired);
     if (!revocable.empty()) revocable.erase(name);
@@ -376,7 +384,7 @@ void SchedulerCache::Impl::RefreshJob(ClusterInfo* snap, const k8s::SharedString
 
 // Replaced versions go to `retired` instead of being destroyed under the lock (the caller
 // frees them later, see cache/reclaimer.h).
-void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retired) {
+void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, RetiredVersions* retired) {
   using B = ClusterInfo::Builder;
   const uint64_t since = B::generation(*snap);
   // At most one retired version per write since, and per object: reserved at once (growing
@@ -437,11 +445,7 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, Retired* retir
       slot->allocatable_changed = false;
       Publish(*slot);
       Replace(*slot->snap_entry, *slot, &batch);
-      if (!slot->info->revocable_zone().empty()) {
-        revocable.insert(slot->info->name());
-      } else if (!revocable.empty()) {
-        revocable.erase(slot->info->name());
-      }
+      NoteRevocable(revocable, *slot->info);
     }
   }
   {
