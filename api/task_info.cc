@@ -316,7 +316,11 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   for (const std::string& claim : p.spec.pvc_names())
     extra.pvcs.push_back(PodKey(p.metadata.namespace_, claim));
   extra.has_affinity = p.spec.has_pod_affinity || p.spec.has_pod_anti_affinity;
-  extra.has_required_anti_affinity = p.spec.has_pod_anti_affinity;
+  // Required anti-affinity as kube-scheduler's PodsWithRequiredAntiAffinity counts it; a pod
+  // whose anti-affinity is known only by its presence counts too (the conservative answer).
+  const k8s::PodAffinity& anti = p.spec.pod_anti_affinity();
+  extra.has_required_anti_affinity =
+      p.spec.has_pod_anti_affinity && (!anti.required.empty() || anti.preferred.empty());
   if (non_zero.milli_cpu != meta->resreq.milli_cpu() || non_zero.memory != meta->resreq.memory()) {
     extra.non_zero = non_zero;
   }

@@ -15,9 +15,11 @@
 
 #include "api/k8s/objects.h"
 #include "api/node_info.h"
+#include "api/placement.h"
 #include "api/queue_info.h"
 #include "api/task_info.h"
 #include "api/task_status.h"
+#include "session/constraints.h"
 #include "session/topology.h"
 
 namespace volcache {
@@ -29,7 +31,6 @@ std::string_view ScoreStrategyName(ScoreStrategy s) {
 namespace {
 
 constexpr uint32_t kPodsId = ResourceNames::kPods;
-constexpr std::string_view kUnschedulableTaintKey = "node.kubernetes.io/unschedulable";
 
 Resource WithoutPods(const Resource& r) {
   Resource c = r;
@@ -101,23 +102,6 @@ double Share(const Resource& allocated, const Resource& deserved) {
 
 // ---------------------------------------------------------------- predicates
 
-bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view value,
-               std::string_view effect) {
-  if (!t.effect.empty() && t.effect != effect) return false;
-  const bool exists = t.operator_ == "Exists";
-  if (t.key.empty()) return exists;  // an empty key with Exists tolerates every taint
-  if (t.key != key) return false;
-  return exists || t.value == value;
-}
-
-bool ToleratedBy(const std::vector<k8s::Toleration>& tolerations, std::string_view key,
-                 std::string_view value, std::string_view effect) {
-  for (const auto& t : tolerations) {
-    if (Tolerates(t, key, value, effect)) return true;
-  }
-  return false;
-}
-
 struct NodeSlot {
   const NodeInfo* info = nullptr;
   Resource allocatable;  // without pods
@@ -128,34 +112,40 @@ struct NodeSlot {
 };
 
 // Appends to `reasons` why `task` cannot go to `node` (kube-scheduler wording); empty when
-// it fits. Checks stop at the first failing predicate, like kube-scheduler's filters.
+// it fits. Checks stop at the first failing predicate, in kube-scheduler's filter order:
+// NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit (max pods,
+// then resources), PodTopologySpread, InterPodAffinity. `cons` (prepared for `task`, or null)
+// checks the ports and the inter-pod constraints of node `index`.
 void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, const Resource& avail,
-               std::vector<std::string>* reasons) {
+               const Constraints* cons, uint32_t index, std::vector<std::string>* reasons) {
   const k8s::Node* node = n.info->node().get();
   const k8s::PodSpec& spec = task.pod().spec;
   if (node != nullptr) {
     if (node->spec.unschedulable &&
-        !ToleratedBy(spec.tolerations, kUnschedulableTaintKey, "", "NoSchedule")) {
-      reasons->emplace_back("node(s) were unschedulable");
+        !placement::ToleratedBy(spec.tolerations, placement::kUnschedulableTaintKey, "", "NoSchedule")) {
+      reasons->emplace_back(placement::kReasonUnschedulable);
       return;
     }
-    for (const auto& [k, v] : spec.node_selector) {
-      auto it = node->metadata.labels.find(k);
-      if (it == node->metadata.labels.end() || it->second != v) {
-        reasons->emplace_back("node(s) didn't match Pod's node affinity/selector");
+    if (!node->spec.taints.empty()) {
+      if (const k8s::Taint* taint = placement::FirstUntoleratedTaint(spec.tolerations, *node)) {
+        reasons->push_back(fmt::format("node(s) had untolerated taint {{{}: {}}}", taint->key, taint->value));
         return;
       }
     }
-    for (const auto& taint : node->spec.taints) {
-      if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-      if (!ToleratedBy(spec.tolerations, taint.key, taint.value, taint.effect)) {
-        reasons->push_back(fmt::format("node(s) had untolerated taint {{{}: {}}}", taint.key, taint.value));
-        return;
-      }
+    if ((!spec.node_selector.empty() || placement::HasRequiredNodeAffinity(spec)) &&
+        !placement::MatchesNodeAffinity(spec, *node)) {
+      reasons->emplace_back(placement::kReasonNodeAffinity);
+      return;
+    }
+  }
+  if (cons != nullptr) {
+    if (std::string_view why = cons->CheckPorts(index); !why.empty()) {
+      reasons->emplace_back(why);
+      return;
     }
   }
   if (n.limit_pods && n.pods_free < 1) {
-    reasons->emplace_back("Too many pods");
+    reasons->emplace_back(placement::kReasonTooManyPods);
     return;
   }
   if (!req.LessEqual(avail, DimensionDefault::kZero)) {
@@ -171,6 +161,10 @@ void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, con
       reasons->push_back("Insufficient " + dims.substr(pos, end - pos));
       pos = end + 2;
     }
+    return;
+  }
+  if (cons != nullptr) {
+    if (std::string_view why = cons->CheckPods(index); !why.empty()) reasons->emplace_back(why);
   }
 }
 
@@ -195,6 +189,61 @@ int64_t ScoreNode(const NodeSlot& n, const Resource& req, const SessionOptions& 
     dim(w, n.allocatable.Get(id), n.avail.Get(id), req.Get(id), false);
   if (weights == 0) return 0;
   return std::llround(sum / static_cast<double>(weights) * 1e6);
+}
+
+// kube-scheduler's ImageLocality: the summed sizes of the task's container images on the node,
+// each scaled by the share of nodes that have it, mapped from [23 MiB, 1000 MiB × containers]
+// onto 0..100. `nodes_with` counts the nodes holding each image name.
+int64_t ImageLocalityScore(const k8s::PodSpec& spec, const NodeInfo& node,
+                           const std::unordered_map<std::string, int32_t>& nodes_with, size_t total_nodes) {
+  constexpr int64_t kMiB = 1024 * 1024;
+  constexpr int64_t kMin = 23 * kMiB, kPerContainer = 1000 * kMiB;
+  const auto& images = node.images();
+  if (images.empty() || spec.containers.empty() || total_nodes == 0) return 0;
+  int64_t sum = 0;
+  std::string name;
+  for (const k8s::Container& c : spec.containers) {
+    name = c.image;
+    if (name.rfind(':') == std::string::npos ||
+        (name.rfind('/') != std::string::npos && name.rfind(':') < name.rfind('/')))
+      name += ":latest";
+    auto it = images.find(name);
+    if (it == images.end()) continue;
+    auto n = nodes_with.find(name);
+    const double spread =
+        n == nodes_with.end() ? 0.0 : static_cast<double>(n->second) / static_cast<double>(total_nodes);
+    sum += static_cast<int64_t>(static_cast<double>(it->second.size_bytes) * spread);
+  }
+  const int64_t max = kPerContainer * static_cast<int64_t>(spec.containers.size());
+  sum = std::clamp(sum, kMin, max);
+  return 100 * (sum - kMin) / (max - kMin);
+}
+
+// kube-scheduler's BalancedAllocation, LeastAllocated and MostAllocated over cpu and memory,
+// each 0..100, with the task placed on the node.
+struct ResourceScores {
+  int64_t balanced = 0, least = 0, most = 0;
+};
+ResourceScores ResourceScoresOf(const NodeSlot& n, const Resource& req) {
+  ResourceScores out;
+  double fractions[2] = {0, 0};
+  int64_t least = 0, most = 0;
+  int dims = 0;
+  auto dim = [&](int64_t alloc, int64_t avail, int64_t r) {
+    if (alloc <= 0) return;
+    const int64_t requested = std::min(alloc, alloc - avail + r);
+    fractions[dims++] = static_cast<double>(requested) / static_cast<double>(alloc);
+    least += (alloc - requested) * 100 / alloc;
+    most += requested * 100 / alloc;
+  };
+  dim(n.allocatable.milli_cpu(), n.avail.milli_cpu(), req.milli_cpu());
+  dim(n.allocatable.memory(), n.avail.memory(), req.memory());
+  if (dims == 0) return out;
+  const double std_dev = dims == 2 ? std::abs(fractions[0] - fractions[1]) / 2 : 0;
+  out.balanced = static_cast<int64_t>((1 - std_dev) * 100);
+  out.least = least / dims;
+  out.most = most / dims;
+  return out;
 }
 
 // ---------------------------------------------------------------- queues and jobs
@@ -348,6 +397,133 @@ class Allocator {
     }
     std::sort(nodes_.begin(), nodes_.end(),
               [](const NodeSlot& a, const NodeSlot& b) { return a.info->name() < b.info->name(); });
+    std::vector<const NodeInfo*> infos;
+    infos.reserve(nodes_.size());
+    for (const NodeSlot& n : nodes_) {
+      infos.push_back(n.info);
+      const k8s::Node* node = n.info->node().get();
+      if (node == nullptr) continue;
+      for (const auto& t : node->spec.taints) any_prefer_no_schedule_ |= t.effect == "PreferNoSchedule";
+      if (!n.info->images().empty()) any_images_ = true;
+    }
+    constraints_.emplace(std::move(infos));
+  }
+
+  uint32_t IndexOf(const NodeSlot& n) const { return static_cast<uint32_t>(&n - nodes_.data()); }
+
+  // The scores a search adds to the strategy's that need no normalization (image locality and
+  // the resource scores of NodeOrderWeights), in the strategy score's units.
+  int64_t AbsoluteScore(const TaskInfo& task, const NodeSlot& n, const Resource& req) {
+    const NodeOrderWeights& w = o_.node_order;
+    int64_t points = 0;
+    if (w.image_locality != 0 && any_images_) {
+      if (image_nodes_.empty()) {
+        for (const NodeSlot& x : nodes_) {
+          for (const auto& [name, _] : x.info->images()) ++image_nodes_[name];
+        }
+      }
+      points += w.image_locality * ImageLocalityScore(task.pod().spec, *n.info, image_nodes_, nodes_.size());
+    }
+    if (w.balanced_resource != 0 || w.least_requested != 0 || w.most_requested != 0) {
+      const ResourceScores r = ResourceScoresOf(n, req);
+      points += w.balanced_resource * r.balanced + w.least_requested * r.least + w.most_requested * r.most;
+    }
+    return points * kPointUnits;
+  }
+
+  // Whether the task's search must score its feasible nodes together (normalized scores).
+  bool NeedsNormalizedScores(const TaskInfo& task) const {
+    const NodeOrderWeights& w = o_.node_order;
+    const k8s::PodSpec& spec = task.pod().spec;
+    return (w.node_affinity != 0 && !spec.node_affinity().preferred.empty()) ||
+           (w.taint_toleration != 0 && any_prefer_no_schedule_) ||
+           (w.pod_affinity != 0 && constraints_->HasInterPodScore()) ||
+           (w.pod_topology_spread != 0 && constraints_->HasSpreadScore());
+  }
+
+  // The best of the candidates (in search order; the first of equal totals wins) once the
+  // normalized scores are added to their base scores.
+  NodeSlot* BestNormalized(const TaskInfo& task) {
+    const NodeOrderWeights& w = o_.node_order;
+    const k8s::PodSpec& spec = task.pod().spec;
+    const size_t n = cands_.size();
+    std::vector<int64_t> affinity(n, 0), taints(n, 0), interpod(n, 0);
+    std::vector<double> spread(n, 0);
+    int64_t max_affinity = 0, max_taints = 0, min_interpod = 0, max_interpod = 0;
+    double min_spread = 0, max_spread = 0;
+    bool spread_seen = false;
+    const bool do_affinity = w.node_affinity != 0 && !spec.node_affinity().preferred.empty();
+    const bool do_taints = w.taint_toleration != 0 && any_prefer_no_schedule_;
+    const bool do_interpod = w.pod_affinity != 0 && constraints_->HasInterPodScore();
+    const bool do_spread = w.pod_topology_spread != 0 && constraints_->HasSpreadScore();
+    for (size_t i = 0; i < n; ++i) {
+      const NodeSlot& slot = *cands_[i].first;
+      const k8s::Node* node = slot.info->node().get();
+      if (do_affinity && node != nullptr) affinity[i] = placement::PreferredNodeAffinityWeight(spec, *node);
+      if (do_taints && node != nullptr)
+        taints[i] = placement::IntolerablePreferNoScheduleTaints(spec.tolerations, *node);
+      if (do_interpod) interpod[i] = constraints_->InterPodScore(IndexOf(slot));
+      if (do_spread) spread[i] = constraints_->SpreadScore(IndexOf(slot));
+      max_affinity = std::max(max_affinity, affinity[i]);
+      max_taints = std::max(max_taints, taints[i]);
+      if (i == 0 || interpod[i] < min_interpod) min_interpod = interpod[i];
+      if (i == 0 || interpod[i] > max_interpod) max_interpod = interpod[i];
+      if (spread[i] >= 0) {
+        if (!spread_seen || spread[i] < min_spread) min_spread = spread[i];
+        if (!spread_seen || spread[i] > max_spread) max_spread = spread[i];
+        spread_seen = true;
+      }
+    }
+    NodeSlot* best = nullptr;
+    int64_t best_total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t points = 0;
+      if (do_affinity && max_affinity > 0) points += w.node_affinity * (100 * affinity[i] / max_affinity);
+      if (do_taints)
+        points += w.taint_toleration * (max_taints > 0 ? 100 - 100 * taints[i] / max_taints : 100);
+      if (do_interpod && max_interpod > min_interpod)
+        points += w.pod_affinity * (100 * (interpod[i] - min_interpod) / (max_interpod - min_interpod));
+      if (do_spread && spread[i] >= 0) {
+        const double s = max_spread > 0 ? 100 * (max_spread + min_spread - spread[i]) / max_spread : 100;
+        points += w.pod_topology_spread * static_cast<int64_t>(s);
+      }
+      const int64_t total = cands_[i].second + points * kPointUnits;
+      if (best == nullptr || total > best_total) {
+        best = cands_[i].first;
+        best_total = total;
+      }
+    }
+    return best;
+  }
+
+  // One search's scoring: the candidate's base score (strategy and absolute scores); with
+  // normalized scores the candidates are kept and BestNormalized picks among them.
+  void Consider(const TaskInfo& task, NodeSlot& n, const Resource& req, bool normalized, NodeSlot** best,
+                int64_t* best_score) {
+    const int64_t s =
+        ScoreNode(n, req, o_, scalar_weights_) * o_.node_order.strategy + AbsoluteScore(task, n, req);
+    if (normalized) {
+      cands_.emplace_back(&n, s);
+      return;
+    }
+    if (*best == nullptr || s > *best_score) {
+      *best = &n;
+      *best_score = s;
+    }
+  }
+
+  // Counts a placement of the session on `n` (resources, pods, constraints); Unplace reverts
+  // its resources and pods (the constraints revert by Constraints::Rollback).
+  void Place(const TaskInfo& task, NodeSlot& n, const Resource& req, bool pipelined) {
+    if (!pipelined) n.avail.SubUnchecked(req);
+    n.future.SubUnchecked(req);
+    --n.pods_free;
+    constraints_->Place(task, IndexOf(n));
+  }
+  static void Unplace(NodeSlot& n, const Resource& req, bool pipelined) {
+    if (!pipelined) n.avail.Add(req);
+    n.future.Add(req);
+    ++n.pods_free;
   }
 
   QueueSlot& QueueFor(const std::string& name) {
@@ -450,11 +626,14 @@ class Allocator {
 
   NodeSlot* PickNode(const TaskInfo& task, const Resource& req, std::string_view* failure) {
     // Node availability only shrinks during a session except when a visit is discarded, so
-    // a plain task (no selector, no tolerations) that fit nowhere fits nowhere until the
-    // next discard: remember the answer by request (Visit clears it on a discard).
+    // a plain task (no selector, affinity, tolerations or inter-pod constraint) that fit
+    // nowhere fits nowhere until the next discard: remember the answer by request (Visit
+    // clears it on a discard).
     if (use_domain_) return PickNodeInDomain(task, req, failure);
     const k8s::PodSpec& spec = task.pod().spec;
-    const bool plain = spec.node_selector.empty() && spec.tolerations.empty();
+    const bool cons = constraints_->Prepare(task);
+    const bool plain = spec.node_selector.empty() && spec.tolerations.empty() &&
+                       !placement::HasRequiredNodeAffinity(spec) && !cons;
     if (plain) {
       ShapeKey(req, &shape_);
       if (auto it = unplaceable_.find(shape_); it != unplaceable_.end()) {
@@ -462,6 +641,8 @@ class Allocator {
         return nullptr;
       }
     }
+    const bool normalized = NeedsNormalizedScores(task);
+    cands_.clear();
     NodeSlot* best = nullptr;
     int64_t best_score = 0;
     std::vector<std::string> reasons;
@@ -472,17 +653,16 @@ class Allocator {
     const size_t start = want >= total ? 0 : next_start_;
     size_t feasible = 0, scanned = 0;
     for (; scanned < total && feasible < want; ++scanned) {
-      NodeSlot& n = nodes_[(start + scanned) % total];
+      const size_t i = (start + scanned) % total;
+      NodeSlot& n = nodes_[i];
       const size_t before = reasons.size();
-      CheckNode(task, req, n, pipeline_pass_ ? n.future : n.avail, &reasons);
+      CheckNode(task, req, n, pipeline_pass_ ? n.future : n.avail, cons ? &*constraints_ : nullptr,
+                static_cast<uint32_t>(i), &reasons);
       if (reasons.size() != before) continue;
       ++feasible;
-      const int64_t s = ScoreNode(n, req, o_, scalar_weights_);
-      if (best == nullptr || s > best_score) {
-        best = &n;
-        best_score = s;
-      }
+      Consider(task, n, req, normalized, &best, &best_score);
     }
+    if (normalized && !cands_.empty()) best = BestNormalized(task);
     if (total > 0) next_start_ = (start + scanned) % total;
     if (best == nullptr) {
       *failure = Keep(FitErrorText(nodes_.size(), reasons));
@@ -540,6 +720,7 @@ class Allocator {
       bool pipelined;
     };
     std::vector<Tentative> tentative;
+    const size_t mark = constraints_->Mark();
     unplaceable_this_visit_.clear();
     const size_t start = j.next;
     bool requeue = false;
@@ -568,9 +749,7 @@ class Allocator {
         break;
       }
       failure = {};
-      if (!pipelined) n->avail.SubUnchecked(req);
-      n->future.SubUnchecked(req);
-      --n->pods_free;
+      Place(t, *n, req, pipelined);
       q.allocated.Add(req);
       tentative.push_back({j.next, n, pipelined});
       ++j.next;
@@ -596,11 +775,10 @@ class Allocator {
     }
     if (!tentative.empty()) {  // the gang is not satisfied: undo this visit
       for (const Tentative& x : tentative) {
-        if (!x.pipelined) x.node->avail.Add(j.reqs[x.index]);
-        x.node->future.Add(j.reqs[x.index]);
-        ++x.node->pods_free;
+        Unplace(*x.node, j.reqs[x.index], x.pipelined);
         q.allocated.SubUnchecked(j.reqs[x.index]);
       }
+      constraints_->Rollback(mark);
       plan_.discarded += static_cast<int64_t>(tentative.size());
       // Resources came back to where they were when the visit began: what fit nowhere before
       // it still fits nowhere (availability only shrank since), what the visit itself found
@@ -641,8 +819,11 @@ class Allocator {
     // Domains in the same state give the same dry run when the tasks do not look at node
     // labels: answers are shared by domain state (most racks of a quiet cluster look alike).
     bool share = true;
-    for (size_t i = j.next; i < j.pending.size() && share; ++i)
-      share = j.pending[i]->pod().spec.node_selector.empty();
+    for (size_t i = j.next; i < j.pending.size() && share; ++i) {
+      const TaskInfo& t = *j.pending[i];
+      share = t.pod().spec.node_selector.empty() && !placement::HasRequiredNodeAffinity(t.pod().spec) &&
+              !constraints_->MayConstrain(t);
+    }
     std::map<std::vector<int64_t>, std::optional<int64_t>> answers;
     std::vector<int64_t> key;
     for (const auto& tier : CandidateTiers(topo, *c, allocated)) {
@@ -692,6 +873,7 @@ class Allocator {
   // The domain's state as far as CheckNode and ScoreNode see it without labels; false when
   // a node has taints or is unschedulable (its answer is not shared).
   bool DomainKey(std::vector<int64_t>* key) const {
+    if (any_images_ && o_.node_order.image_locality != 0) return false;  // scores differ by node
     key->clear();
     auto add = [key](const Resource& r) {
       key->push_back(r.milli_cpu());
@@ -716,6 +898,7 @@ class Allocator {
   // (one task for a job already ready); nullopt when they do not fit. Changes nothing.
   std::optional<int64_t> DryRun(const JobSlot& j) {
     std::vector<std::pair<NodeSlot*, size_t>> placed;
+    const size_t mark = constraints_->Mark();
     const int32_t need = std::max(1, j.job->min_available() - j.ready_base - j.committed);
     int64_t score = 0;
     bool fits = false;
@@ -724,37 +907,35 @@ class Allocator {
       NodeSlot* n = PickNodeInDomain(*j.pending[i], j.reqs[i], &failure);
       if (n == nullptr) break;
       score += ScoreNode(*n, j.reqs[i], o_, scalar_weights_);
-      n->avail.SubUnchecked(j.reqs[i]);
-      --n->pods_free;
+      Place(*j.pending[i], *n, j.reqs[i], false);
       placed.emplace_back(n, i);
       if (static_cast<int32_t>(placed.size()) >= need) {
         fits = true;
         break;
       }
     }
-    for (const auto& [n, i] : placed) {
-      n->avail.Add(j.reqs[i]);
-      ++n->pods_free;
-    }
+    for (const auto& [n, i] : placed) Unplace(*n, j.reqs[i], false);
+    constraints_->Rollback(mark);
     if (!fits) return std::nullopt;
     return score;
   }
 
   // PickNode over the domain's nodes only: every node scored, in name order.
   NodeSlot* PickNodeInDomain(const TaskInfo& task, const Resource& req, std::string_view* failure) {
+    const bool cons = constraints_->Prepare(task);
+    const bool normalized = NeedsNormalizedScores(task);
+    cands_.clear();
     NodeSlot* best = nullptr;
     int64_t best_score = 0;
     std::vector<std::string> reasons;
     for (NodeSlot* n : domain_) {
       const size_t before = reasons.size();
-      CheckNode(task, req, *n, pipeline_pass_ ? n->future : n->avail, &reasons);
+      CheckNode(task, req, *n, pipeline_pass_ ? n->future : n->avail, cons ? &*constraints_ : nullptr,
+                IndexOf(*n), &reasons);
       if (reasons.size() != before) continue;
-      const int64_t s = ScoreNode(*n, req, o_, scalar_weights_);
-      if (best == nullptr || s > best_score) {
-        best = n;
-        best_score = s;
-      }
+      Consider(task, *n, req, normalized, &best, &best_score);
     }
+    if (normalized && !cands_.empty()) best = BestNormalized(task);
     if (best == nullptr) *failure = Keep(FitErrorText(domain_.size(), reasons));
     return best;
   }
@@ -915,6 +1096,14 @@ class Allocator {
   bool use_domain_ = false;
   std::vector<NodeSlot*> domain_;
   std::unordered_map<std::string_view, NodeSlot*> node_index_;  // built on first use
+  // Ports and inter-pod constraints over nodes_ (indexed as nodes_), with the placements.
+  std::optional<Constraints> constraints_;
+  std::vector<std::pair<NodeSlot*, int64_t>> cands_;      // a normalized search's feasible nodes
+  bool any_prefer_no_schedule_ = false;                   // some node has a PreferNoSchedule taint
+  bool any_images_ = false;                               // some node lists images
+  std::unordered_map<std::string, int32_t> image_nodes_;  // image name → nodes holding it
+  // A score point (0..100 per plugin) in the strategy score's units (0..1e6).
+  static constexpr int64_t kPointUnits = 10000;
 
   size_t FeasibleNodesToFind() const {
     const size_t total = nodes_.size();
@@ -990,7 +1179,7 @@ std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node) {
   NodeSlot n;
   n.info = &node;
   std::vector<std::string> reasons;
-  CheckNode(task, Resource(), n, n.avail, &reasons);
+  CheckNode(task, Resource(), n, n.avail, nullptr, 0, &reasons);
   return reasons.empty() ? "" : reasons.front();
 }
 

@@ -53,8 +53,28 @@ namespace volcache {
 enum class ScoreStrategy : uint8_t { kBinpack, kLeastAllocated };
 std::string_view ScoreStrategyName(ScoreStrategy s);
 
+// Volcano's nodeorder plugin weights (its argument names in comments) and the binpack
+// plugin's, combined as Volcano sums plugin scores: every score is 0..100 per node (the
+// score strategy's too) times its weight. kube-scheduler's normalized scores (preferred node
+// affinity, taint toleration, preferred inter-pod affinity, ScheduleAnyway spread) are
+// normalized over the feasible nodes a search found; they are constant, and skipped, for a
+// task that has none of them. The defaults keep the score strategy in charge of resources
+// (leastrequested, mostrequested and balancedresource off) and weigh the constraints 1.
+struct NodeOrderWeights {
+  int64_t strategy = 1;             // binpack.weight (or least-allocated's, SessionOptions::score)
+  int64_t node_affinity = 1;        // nodeaffinity.weight
+  int64_t pod_affinity = 1;         // podaffinity.weight
+  int64_t taint_toleration = 1;     // tainttoleration.weight
+  int64_t pod_topology_spread = 1;  // podtopologyspread.weight
+  int64_t image_locality = 1;       // imagelocality.weight
+  int64_t balanced_resource = 0;    // balancedresource.weight
+  int64_t least_requested = 0;      // leastrequested.weight
+  int64_t most_requested = 0;       // mostrequested.weight
+};
+
 struct SessionOptions {
   ScoreStrategy score = ScoreStrategy::kBinpack;
+  NodeOrderWeights node_order;
   int64_t cpu_weight = 1;
   int64_t memory_weight = 1;
   // Scalar resources the score counts, with their weights (others are only checked for fit).
@@ -143,8 +163,9 @@ AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& optio
                         std::span<const JobInfo* const> jobs_by_uid, AllocationPlan reuse,
                         std::vector<uint32_t>* positions = nullptr);
 
-// The first non-resource predicate (unschedulable, node selector, taints) that keeps `task`
-// off `node`, in the fit-error wording; "" when none does. Reclaim and preempt use it.
+// The first static node predicate (unschedulable, taints, node selector and required node
+// affinity) that keeps `task` off `node`, in the fit-error wording; "" when none does. Reclaim
+// and preempt use it.
 std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node);
 
 // The deserved water-filling on its own (exposed for tests and reports): per dimension,

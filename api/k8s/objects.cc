@@ -52,6 +52,13 @@ const std::vector<std::string>& PodSpec::scheduling_gates() const {
   return (rare ? *rare : NoRare()).scheduling_gates;
 }
 
+const NodeAffinity& PodSpec::node_affinity() const { return (rare ? *rare : NoRare()).node_affinity; }
+const PodAffinity& PodSpec::pod_affinity() const { return (rare ? *rare : NoRare()).pod_affinity; }
+const PodAffinity& PodSpec::pod_anti_affinity() const { return (rare ? *rare : NoRare()).pod_anti_affinity; }
+const std::vector<TopologySpreadConstraint>& PodSpec::topology_spread_constraints() const {
+  return (rare ? *rare : NoRare()).topology_spread_constraints;
+}
+
 PodSpec::Rare& PodSpec::mutable_rare() { return WritableRare(rare); }
 
 const Shared<std::map<std::string, int32_t, std::less<>>>& PodGroupSpec::min_task_member() const {

@@ -179,6 +179,84 @@ struct ObjectMeta {
 
 // ---------------------------------------------------------------- core/v1 Pod
 
+// metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  StringMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+// Kubernetes' LabelSelectorAsSelector semantics over a label set (an empty selector matches
+// everything).
+bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels);
+
+// core/v1 NodeSelectorRequirement: `key <op> values` over a node's labels (matchExpressions) or
+// fields (matchFields: only `metadata.name`). The decoders refuse an operator other than In,
+// NotIn, Exists, DoesNotExist, Gt, Lt, and a Gt/Lt whose single value is not an integer.
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
+};
+
+// Requirements ANDed; an empty term matches no node (as in Kubernetes).
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;  // 1..100
+  NodeSelectorTerm preference;
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
+};
+
+// spec.affinity.nodeAffinity. `required` is requiredDuringSchedulingIgnoredDuringExecution's
+// nodeSelectorTerms (ORed); absent when the pod sets none.
+struct NodeAffinity {
+  std::optional<std::vector<NodeSelectorTerm>> required;
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+// core/v1 PodAffinityTerm. A null labelSelector matches no pod; no namespaces and no
+// namespaceSelector mean the pod's own namespace; an empty namespaceSelector every namespace.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;  // 1..100
+  PodAffinityTerm term;
+};
+
+// spec.affinity.podAffinity or podAntiAffinity.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+// core/v1 TopologySpreadConstraint. A null labelSelector matches no pod.
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  std::string when_unsatisfiable = "DoNotSchedule";  // or ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::string node_affinity_policy;  // "" = Honor (the v1.24 behaviour), or Ignore
+  std::string node_taints_policy;    // "" = Ignore (the v1.24 behaviour), or Honor
+  std::vector<std::string> match_label_keys;
+};
+
 struct ContainerPort {
   int32_t container_port = 0;
   int32_t host_port = 0;
@@ -245,11 +323,20 @@ struct PodSpec {
     ResourceList overhead;
     std::vector<std::string> pvc_names;  // volumes[].persistentVolumeClaim.claimName
     std::vector<std::string> scheduling_gates;
+    // spec.affinity and spec.topologySpreadConstraints (placement constraints: session/).
+    NodeAffinity node_affinity;
+    PodAffinity pod_affinity;
+    PodAffinity pod_anti_affinity;
+    std::vector<TopologySpreadConstraint> topology_spread_constraints;
   };
   boost::intrusive_ptr<const Rare> rare;
   const ResourceList& overhead() const;
   const std::vector<std::string>& pvc_names() const;
   const std::vector<std::string>& scheduling_gates() const;
+  const NodeAffinity& node_affinity() const;
+  const PodAffinity& pod_affinity() const;
+  const PodAffinity& pod_anti_affinity() const;
+  const std::vector<TopologySpreadConstraint>& topology_spread_constraints() const;
   Rare& mutable_rare();
 };
 
@@ -331,22 +418,6 @@ struct PodGroupCondition {
   std::string reason;
   std::string message;
 };
-
-// metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed.
-struct LabelSelectorRequirement {
-  std::string key;
-  std::string op;  // In, NotIn, Exists, DoesNotExist
-  std::vector<std::string> values;
-};
-
-struct LabelSelector {
-  StringMap match_labels;
-  std::vector<LabelSelectorRequirement> match_expressions;
-};
-
-// Kubernetes' LabelSelectorAsSelector semantics over a label set (an empty selector matches
-// everything).
-bool LabelSelectorMatches(const LabelSelector& selector, const StringMap& labels);
 
 // PodGroup/subGroup `networkTopology` (Volcano 1.11+).
 struct NetworkTopologySpec {

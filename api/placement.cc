@@ -1,0 +1,162 @@
+#include "api/placement.h"
+
+#include <charconv>
+#include <string>
+
+namespace volcache::placement {
+
+namespace {
+
+bool ParseInt64(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+bool InValues(const std::vector<std::string>& values, std::string_view v) {
+  for (const std::string& x : values) {
+    if (x == v) return true;
+  }
+  return false;
+}
+
+// `op` over a value that is present (`has`) or not.
+bool OperatorHolds(const k8s::NodeSelectorRequirement& r, bool has, std::string_view value) {
+  if (r.op == "In") return has && InValues(r.values, value);
+  if (r.op == "NotIn") return !has || !InValues(r.values, value);
+  if (r.op == "Exists") return has;
+  if (r.op == "DoesNotExist") return !has;
+  if (r.op == "Gt" || r.op == "Lt") {
+    int64_t have = 0, want = 0;
+    if (!has || r.values.size() != 1 || !ParseInt64(value, &have) || !ParseInt64(r.values[0], &want))
+      return false;
+    return r.op == "Gt" ? have > want : have < want;
+  }
+  return false;  // the decoders refuse other operators
+}
+
+}  // namespace
+
+bool RequirementMatches(const k8s::NodeSelectorRequirement& r, const k8s::StringMap& labels) {
+  auto it = labels.find(r.key);
+  const bool has = it != labels.end();
+  return OperatorHolds(r, has, has ? std::string_view(it->second) : std::string_view());
+}
+
+bool FieldRequirementMatches(const k8s::NodeSelectorRequirement& r, std::string_view node_name) {
+  if (r.key != "metadata.name") return false;
+  return OperatorHolds(r, true, node_name);
+}
+
+bool NodeSelectorTermMatches(const k8s::NodeSelectorTerm& term, const k8s::Node& node) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const auto& r : term.match_expressions) {
+    if (!RequirementMatches(r, node.metadata.labels)) return false;
+  }
+  for (const auto& r : term.match_fields) {
+    if (!FieldRequirementMatches(r, node.metadata.name)) return false;
+  }
+  return true;
+}
+
+bool NodeSelectorTermsMatch(const std::vector<k8s::NodeSelectorTerm>& terms, const k8s::Node& node) {
+  for (const auto& t : terms) {
+    if (NodeSelectorTermMatches(t, node)) return true;
+  }
+  return false;
+}
+
+bool MatchesNodeAffinity(const k8s::PodSpec& spec, const k8s::Node& node) {
+  for (const auto& [k, v] : spec.node_selector) {
+    auto it = node.metadata.labels.find(k);
+    if (it == node.metadata.labels.end() || it->second != v) return false;
+  }
+  const auto& required = spec.node_affinity().required;
+  return !required || NodeSelectorTermsMatch(*required, node);
+}
+
+int64_t PreferredNodeAffinityWeight(const k8s::PodSpec& spec, const k8s::Node& node) {
+  int64_t sum = 0;
+  for (const auto& p : spec.node_affinity().preferred) {
+    if (p.weight != 0 && NodeSelectorTermMatches(p.preference, node)) sum += p.weight;
+  }
+  return sum;
+}
+
+bool Tolerates(const k8s::Toleration& t, std::string_view key, std::string_view value,
+               std::string_view effect) {
+  if (!t.effect.empty() && t.effect != effect) return false;
+  const bool exists = t.operator_ == "Exists";
+  if (t.key.empty()) return exists;  // an empty key with Exists tolerates every taint
+  if (t.key != key) return false;
+  return exists || t.value == value;
+}
+
+bool ToleratedBy(const std::vector<k8s::Toleration>& tolerations, std::string_view key,
+                 std::string_view value, std::string_view effect) {
+  for (const auto& t : tolerations) {
+    if (Tolerates(t, key, value, effect)) return true;
+  }
+  return false;
+}
+
+const k8s::Taint* FirstUntoleratedTaint(const std::vector<k8s::Toleration>& tolerations,
+                                        const k8s::Node& node) {
+  for (const auto& taint : node.spec.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (!ToleratedBy(tolerations, taint.key, taint.value, taint.effect)) return &taint;
+  }
+  return nullptr;
+}
+
+int64_t IntolerablePreferNoScheduleTaints(const std::vector<k8s::Toleration>& tolerations,
+                                          const k8s::Node& node) {
+  int64_t n = 0;
+  for (const auto& taint : node.spec.taints) {
+    if (taint.effect == "PreferNoSchedule" && !ToleratedBy(tolerations, taint.key, taint.value, taint.effect))
+      ++n;
+  }
+  return n;
+}
+
+std::vector<HostPort> WantedHostPorts(const k8s::PodSpec& spec) {
+  std::vector<HostPort> out;
+  for (const k8s::Container& c : spec.containers) {
+    for (const k8s::ContainerPort& p : c.ports) {
+      if (p.host_port <= 0) continue;
+      HostPort hp;
+      hp.ip = p.host_ip == "0.0.0.0" ? std::string() : p.host_ip;
+      hp.protocol = p.protocol.empty() ? std::string("TCP") : p.protocol;
+      hp.port = p.host_port;
+      out.push_back(std::move(hp));
+    }
+  }
+  return out;
+}
+
+bool HostPortsConflict(const HostPort& a, const HostPort& b) {
+  if (a.port != b.port || a.protocol != b.protocol) return false;
+  return a.ip.empty() || b.ip.empty() || a.ip == b.ip;
+}
+
+bool TermSelectsNamespace(const k8s::PodAffinityTerm& term, std::string_view owner_namespace,
+                          std::string_view pod_namespace) {
+  if (term.namespaces.empty() && !term.namespace_selector) return pod_namespace == owner_namespace;
+  if (InValues(term.namespaces, pod_namespace)) return true;
+  if (!term.namespace_selector) return false;
+  const k8s::StringMap ns_labels{{"kubernetes.io/metadata.name", std::string(pod_namespace)}};
+  return k8s::LabelSelectorMatches(*term.namespace_selector, ns_labels);
+}
+
+bool TermMatchesPod(const k8s::PodAffinityTerm& term, std::string_view owner_namespace, const k8s::Pod& pod) {
+  if (!term.label_selector) return false;
+  if (!TermSelectsNamespace(term, owner_namespace, pod.metadata.namespace_)) return false;
+  return k8s::LabelSelectorMatches(*term.label_selector, pod.metadata.labels);
+}
+
+bool SelectorMatches(const std::optional<k8s::LabelSelector>& selector, const k8s::StringMap& labels) {
+  return selector && k8s::LabelSelectorMatches(*selector, labels);
+}
+
+}  // namespace volcache::placement
