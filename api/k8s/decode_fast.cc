@@ -22,12 +22,16 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -675,15 +679,6 @@ bool ReadObjects(Reader& r, Fn&& fn) {
   return r.Arr([&] { return r.Peek() == '{' && fn(); });
 }
 
-// A member the reference reads with GetObject() only to test its presence.
-bool ReadPresence(Reader& r, bool* present) {
-  *present = false;
-  if (r.Null()) return true;
-  if (r.Peek() != '{') return false;
-  *present = true;
-  return r.Skip();
-}
-
 // -------------------------------------------------------------------------------- objects
 
 bool ReadOwnerReference(Reader& r, OwnerReference* ref) {
@@ -803,27 +798,261 @@ bool ReadToleration(Reader& r, Toleration* t) {
   return true;
 }
 
-bool ReadAffinity(Reader& r, PodSpec* spec) {
+// -------------------------------------------------------------- placement constraints
+//
+// spec.affinity's terms and spec.topologySpreadConstraints, with the reference's validation
+// (decode_json.cc, the API server's rules): a violation is not handled, so that the reference
+// reports it.
+
+// An array member of strings (null: none); a null or non-string element is the reference's error.
+bool ReadStrings(Reader& r, std::vector<std::string>* out) {
+  if (r.Null()) return true;
+  return r.Arr([&] {
+    std::string_view v;
+    if (r.Peek() != '"' || !r.Value(&v)) return false;
+    out->emplace_back(v);
+    return true;
+  });
+}
+
+// A requirement of a label or node selector: {key, operator, values}.
+template <typename Requirement>
+bool ReadRequirement(Reader& r, Requirement* req) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "key") return seen.Add(0) && ReadStr(r, &req->key);
+    if (k == "operator") return seen.Add(1) && ReadStr(r, &req->op);
+    if (k == "values") return seen.Add(2) && ReadStrings(r, &req->values);
+    return r.Skip();
+  });
+}
+
+// The reference's label selector rules (Conv(LabelSelector*)).
+bool ValidLabelSelectorRequirement(const LabelSelectorRequirement& req) {
+  const std::string& op = req.op;
+  if (req.key.empty()) return false;
+  if (op == "In" || op == "NotIn") return !req.values.empty();
+  if (op == "Exists" || op == "DoesNotExist") return req.values.empty();
+  return false;
+}
+
+// metav1.LabelSelector; null leaves *out std::nullopt.
+bool ReadLabelSelector(Reader& r, std::optional<LabelSelector>* out) {
+  if (r.Null()) return true;
+  LabelSelector sel;
+  Seen seen;
+  if (!r.Obj([&](std::string_view k) {
+        if (k == "matchLabels") return seen.Add(0) && ReadStringMap(r, &sel.match_labels);
+        if (k == "matchExpressions") {
+          return seen.Add(1) && ReadObjects(r, [&] {
+                   LabelSelectorRequirement req;
+                   if (!ReadRequirement(r, &req) || !ValidLabelSelectorRequirement(req)) return false;
+                   sel.match_expressions.push_back(std::move(req));
+                   return true;
+                 });
+        }
+        return r.Skip();
+      })) {
+    return false;
+  }
+  *out = std::move(sel);
+  return true;
+}
+
+// strconv.ParseInt(s, 10, 64), as the reference's ParsesAsInt64.
+bool ParsesAsInt64(std::string_view s) {
+  if (!s.empty() && s.front() == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s.front() < '0' || s.front() > '9') return false;
+  }
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  return ec == std::errc() && ptr == end;
+}
+
+// The reference's ConvNodeSelectorRequirement rules.
+bool ValidNodeSelectorRequirement(const NodeSelectorRequirement& req, bool field) {
+  const std::string& op = req.op;
+  if (field) return req.key == "metadata.name" && (op == "In" || op == "NotIn") && req.values.size() == 1;
+  if (req.key.empty()) return false;
+  if (op == "In" || op == "NotIn") return !req.values.empty();
+  if (op == "Exists" || op == "DoesNotExist") return req.values.empty();
+  if (op == "Gt" || op == "Lt") return req.values.size() == 1 && ParsesAsInt64(req.values[0]);
+  return false;
+}
+
+bool ReadNodeSelectorTerm(Reader& r, NodeSelectorTerm* t) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    const bool field = k == "matchFields";
+    if (!field && k != "matchExpressions") return r.Skip();
+    if (!seen.Add(field ? 1 : 0)) return false;
+    auto* out = field ? &t->match_fields : &t->match_expressions;
+    return ReadObjects(r, [&] {
+      NodeSelectorRequirement req;
+      if (!ReadRequirement(r, &req) || !ValidNodeSelectorRequirement(req, field)) return false;
+      out->push_back(std::move(req));
+      return true;
+    });
+  });
+}
+
+// A preferred term's weight: 1..100 (absent is 0, the reference's error).
+bool ValidWeight(int32_t weight) { return weight >= 1 && weight <= 100; }
+
+bool ReadNodeAffinity(Reader& r, NodeAffinity* na) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+      if (!seen.Add(0)) return false;
+      if (r.Null()) return true;
+      std::vector<NodeSelectorTerm> terms;
+      Seen req_seen;
+      if (!r.Obj([&](std::string_view rk) {
+            if (rk != "nodeSelectorTerms") return r.Skip();
+            return req_seen.Add(0) &&
+                   ReadObjects(r, [&] { return ReadNodeSelectorTerm(r, &terms.emplace_back()); });
+          })) {
+        return false;
+      }
+      na->required = std::move(terms);
+      return true;
+    }
+    if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+      return seen.Add(1) && ReadObjects(r, [&] {
+               PreferredSchedulingTerm t;
+               Seen term_seen;
+               if (!r.Obj([&](std::string_view tk) {
+                     if (tk == "weight") return term_seen.Add(0) && ReadInt32(r, &t.weight);
+                     if (tk == "preference") {
+                       return term_seen.Add(1) && (r.Null() || ReadNodeSelectorTerm(r, &t.preference));
+                     }
+                     return r.Skip();
+                   }) ||
+                   !ValidWeight(t.weight)) {
+                 return false;
+               }
+               na->preferred.push_back(std::move(t));
+               return true;
+             });
+    }
+    return r.Skip();
+  });
+}
+
+// A PodAffinityTerm: topologyKey must be set (an absent term has none).
+bool ReadPodAffinityTerm(Reader& r, PodAffinityTerm* t) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "labelSelector") return seen.Add(0) && ReadLabelSelector(r, &t->label_selector);
+    if (k == "namespaces") return seen.Add(1) && ReadStrings(r, &t->namespaces);
+    if (k == "namespaceSelector") return seen.Add(2) && ReadLabelSelector(r, &t->namespace_selector);
+    if (k == "topologyKey") return seen.Add(3) && ReadStr(r, &t->topology_key);
+    return r.Skip();
+  }) && !t->topology_key.empty();
+}
+
+// podAffinity or podAntiAffinity.
+bool ReadPodAffinity(Reader& r, PodAffinity* pa) {
+  Seen seen;
+  return r.Obj([&](std::string_view k) {
+    if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+      return seen.Add(0) &&
+             ReadObjects(r, [&] { return ReadPodAffinityTerm(r, &pa->required.emplace_back()); });
+    }
+    if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+      return seen.Add(1) && ReadObjects(r, [&] {
+               WeightedPodAffinityTerm t;
+               Seen term_seen;
+               if (!r.Obj([&](std::string_view tk) {
+                     if (tk == "weight") return term_seen.Add(0) && ReadInt32(r, &t.weight);
+                     // null or absent: the reference's "missing required field".
+                     if (tk == "podAffinityTerm") return term_seen.Add(1) && ReadPodAffinityTerm(r, &t.term);
+                     return r.Skip();
+                   }) ||
+                   !term_seen.Has(1) || !ValidWeight(t.weight)) {
+                 return false;
+               }
+               pa->preferred.push_back(std::move(t));
+               return true;
+             });
+    }
+    return r.Skip();
+  });
+}
+
+// spec.affinity: the presence flags, and the terms into the caller's locals.
+bool ReadAffinity(Reader& r, PodSpec* spec, NodeAffinity* na, PodAffinity* pa, PodAffinity* anti) {
   if (r.Null()) return true;
   Seen seen;
   return r.Obj([&](std::string_view k) {
-    bool present = false;  // the flags are bit-fields
+    // The flags are bit-fields: set after the value is read.
     if (k == "nodeAffinity") {
-      if (!seen.Add(0) || !ReadPresence(r, &present)) return false;
-      spec->has_node_affinity = present;
+      if (!seen.Add(0)) return false;
+      if (r.Null()) return true;  // the flag stays false
+      if (!ReadNodeAffinity(r, na)) return false;
+      spec->has_node_affinity = true;
       return true;
     }
     if (k == "podAffinity") {
-      if (!seen.Add(1) || !ReadPresence(r, &present)) return false;
-      spec->has_pod_affinity = present;
+      if (!seen.Add(1)) return false;
+      if (r.Null()) return true;
+      if (!ReadPodAffinity(r, pa)) return false;
+      spec->has_pod_affinity = true;
       return true;
     }
     if (k == "podAntiAffinity") {
-      if (!seen.Add(2) || !ReadPresence(r, &present)) return false;
-      spec->has_pod_anti_affinity = present;
+      if (!seen.Add(2)) return false;
+      if (r.Null()) return true;
+      if (!ReadPodAffinity(r, anti)) return false;
+      spec->has_pod_anti_affinity = true;
       return true;
     }
     return r.Skip();
+  });
+}
+
+bool ValidNodeInclusionPolicy(const std::string& policy) {
+  return policy.empty() || policy == "Honor" || policy == "Ignore";
+}
+
+// One constraint, defaulted and checked as the reference's DecodeSpreadConstraint.
+bool ReadSpreadConstraint(Reader& r, TopologySpreadConstraint* t) {
+  Seen seen;
+  if (!r.Obj([&](std::string_view k) {
+        if (k == "maxSkew") return seen.Add(0) && ReadInt32(r, &t->max_skew);
+        if (k == "topologyKey") return seen.Add(1) && ReadStr(r, &t->topology_key);
+        if (k == "whenUnsatisfiable") return seen.Add(2) && ReadStr(r, &t->when_unsatisfiable);
+        if (k == "labelSelector") return seen.Add(3) && ReadLabelSelector(r, &t->label_selector);
+        if (k == "minDomains") return seen.Add(4) && ReadOpt<int32_t>(r, &t->min_domains, ReadInt32);
+        if (k == "nodeAffinityPolicy") return seen.Add(5) && ReadStr(r, &t->node_affinity_policy);
+        if (k == "nodeTaintsPolicy") return seen.Add(6) && ReadStr(r, &t->node_taints_policy);
+        if (k == "matchLabelKeys") return seen.Add(7) && ReadStrings(r, &t->match_label_keys);
+        return r.Skip();
+      })) {
+    return false;
+  }
+  if (t->when_unsatisfiable.empty()) t->when_unsatisfiable = "DoNotSchedule";
+  const bool do_not_schedule = t->when_unsatisfiable == "DoNotSchedule";
+  return t->max_skew > 0 && !t->topology_key.empty() &&
+         (do_not_schedule || t->when_unsatisfiable == "ScheduleAnyway") &&
+         (!t->min_domains || (*t->min_domains > 0 && do_not_schedule)) &&
+         ValidNodeInclusionPolicy(t->node_affinity_policy) && ValidNodeInclusionPolicy(t->node_taints_policy);
+}
+
+// spec.topologySpreadConstraints into *out: no two with the same topologyKey and
+// whenUnsatisfiable.
+bool ReadSpreadConstraints(Reader& r, std::vector<TopologySpreadConstraint>* out) {
+  return ReadObjects(r, [&] {
+    TopologySpreadConstraint t;
+    if (!ReadSpreadConstraint(r, &t)) return false;
+    for (const TopologySpreadConstraint& prev : *out) {
+      if (prev.topology_key == t.topology_key && prev.when_unsatisfiable == t.when_unsatisfiable)
+        return false;
+    }
+    out->push_back(std::move(t));
+    return true;
   });
 }
 
@@ -883,7 +1112,24 @@ bool ReadPodSpec(Reader& r, PodSpec* spec) {
                return true;
              });
     }
-    if (k == "affinity") return seen.Add(9) && ReadAffinity(r, spec);
+    if (k == "affinity") {
+      // Read into locals: the rare block is made only for a pod that sets a term.
+      NodeAffinity na;
+      PodAffinity pa;
+      PodAffinity anti;
+      if (!seen.Add(9) || !ReadAffinity(r, spec, &na, &pa, &anti)) return false;
+      if (na.required || !na.preferred.empty()) spec->mutable_rare().node_affinity = std::move(na);
+      if (!pa.required.empty() || !pa.preferred.empty()) spec->mutable_rare().pod_affinity = std::move(pa);
+      if (!anti.required.empty() || !anti.preferred.empty())
+        spec->mutable_rare().pod_anti_affinity = std::move(anti);
+      return true;
+    }
+    if (k == "topologySpreadConstraints") {
+      std::vector<TopologySpreadConstraint> spread;
+      if (!seen.Add(13) || !ReadSpreadConstraints(r, &spread)) return false;
+      if (!spread.empty()) spec->mutable_rare().topology_spread_constraints = std::move(spread);
+      return true;
+    }
     if (k == "volumes") return seen.Add(10) && ReadObjects(r, [&] { return ReadVolume(r, spec); });
     if (k == "schedulingGates")
       return seen.Add(11) && ReadObjects(r, [&] { return ReadSchedulingGate(r, spec); });

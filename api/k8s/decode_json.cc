@@ -387,6 +387,263 @@ Status DecodeMeta(const Ctx& c, const json& m, const Path& p, bool require_name,
   });
 }
 
+// ---------------------------------------------------------------------- label selectors
+
+Status ConvStrings(const Ctx& c, const json& v, const Path& p, std::vector<std::string>* out) {
+  if (!v.is_array()) return TypeError(c, p, "array", v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string s;
+    VC_RETURN_IF_ERROR(Conv(c, v[i], p.Index(i), &s));
+    out->push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Status Conv(const Ctx& c, const json& v, const Path& p, LabelSelector* out) {
+  if (!v.is_object()) return TypeError(c, p, "object", v);
+  VC_RETURN_IF_ERROR(Get(c, v, p, "matchLabels", &out->match_labels));
+  return ForEachObject(c, v, p, "matchExpressions", [&](const json& o, const Path& ep) {
+    LabelSelectorRequirement r;
+    VC_RETURN_IF_ERROR(Get(c, o, ep, "key", &r.key));
+    VC_RETURN_IF_ERROR(Get(c, o, ep, "operator", &r.op));
+    if (const json* vals = Find(o, "values"))
+      VC_RETURN_IF_ERROR(ConvStrings(c, *vals, ep.Field("values"), &r.values));
+    if (r.key.empty()) return c.Error(ep.Field("key"), "missing required field");
+    if (r.op == "In" || r.op == "NotIn") {
+      if (r.values.empty()) return c.Error(ep.Field("values"), "must be non-empty for operator " + r.op);
+    } else if (r.op == "Exists" || r.op == "DoesNotExist") {
+      if (!r.values.empty()) return c.Error(ep.Field("values"), "must be empty for operator " + r.op);
+    } else {
+      return c.Error(ep.Field("operator"),
+                     fmt::format("\"{}\" is not a valid label selector operator", r.op));
+    }
+    out->match_expressions.push_back(std::move(r));
+    return Status::Ok();
+  });
+}
+
+// ------------------------------------------------------------------ placement constraints
+//
+// spec.affinity and spec.topologySpreadConstraints, refused where the API server refuses them
+// (Kubernetes' pkg/apis/core/validation: ValidateAffinity, validateTopologySpreadConstraints).
+// The fast path (decode_fast.cc) applies the same rules and leaves any violation to these
+// functions, which name the field.
+
+// strconv.ParseInt(s, 10, 64), how Kubernetes reads the value of a Gt/Lt node selector
+// requirement: an optional sign, then decimal digits, within int64's range.
+bool ParsesAsInt64(std::string_view s) {
+  if (!s.empty() && s.front() == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s.front() < '0' || s.front() > '9') return false;
+  }
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  return ec == std::errc() && ptr == end;
+}
+
+// One of matchExpressions (over a node's labels) or, when `field`, of matchFields (over its
+// fields: only metadata.name, with In or NotIn and exactly one value).
+Status ConvNodeSelectorRequirement(const Ctx& c, const json& o, const Path& p, bool field,
+                                   NodeSelectorRequirement* r) {
+  VC_RETURN_IF_ERROR(Get(c, o, p, "key", &r->key));
+  VC_RETURN_IF_ERROR(Get(c, o, p, "operator", &r->op));
+  if (const json* vals = Find(o, "values")) {
+    VC_RETURN_IF_ERROR(ConvStrings(c, *vals, p.Field("values"), &r->values));
+  }
+  if (field) {
+    if (r->key != "metadata.name") {
+      return c.Error(
+          p.Field("key"),
+          fmt::format("\"{}\" is not a valid node field selector key (only metadata.name)", r->key));
+    }
+    if (r->op != "In" && r->op != "NotIn") {
+      return c.Error(p.Field("operator"),
+                     fmt::format("\"{}\" is not a valid node field selector operator (In or NotIn)", r->op));
+    }
+    if (r->values.size() != 1) {
+      return c.Error(p.Field("values"),
+                     fmt::format("must hold exactly one value for operator {} in matchFields, "
+                                 "got {}",
+                                 r->op, r->values.size()));
+    }
+    return Status::Ok();
+  }
+  if (r->key.empty()) return c.Error(p.Field("key"), "missing required field");
+  if (r->op == "In" || r->op == "NotIn") {
+    if (r->values.empty()) return c.Error(p.Field("values"), "must be non-empty for operator " + r->op);
+  } else if (r->op == "Exists" || r->op == "DoesNotExist") {
+    if (!r->values.empty()) return c.Error(p.Field("values"), "must be empty for operator " + r->op);
+  } else if (r->op == "Gt" || r->op == "Lt") {
+    if (r->values.size() != 1) {
+      return c.Error(p.Field("values"), fmt::format("must hold exactly one value for operator {}, got {}",
+                                                    r->op, r->values.size()));
+    }
+    if (!ParsesAsInt64(r->values[0])) {
+      return c.Error(
+          p.Field("values").Index(0),
+          fmt::format("\"{}\" is not an integer (operator {} compares integers)", r->values[0], r->op));
+    }
+  } else {
+    return c.Error(p.Field("operator"), fmt::format("\"{}\" is not a valid node selector operator", r->op));
+  }
+  return Status::Ok();
+}
+
+Status ConvNodeSelectorTerm(const Ctx& c, const json& o, const Path& p, NodeSelectorTerm* t) {
+  for (const bool field : {false, true}) {
+    auto* out = field ? &t->match_fields : &t->match_expressions;
+    VC_RETURN_IF_ERROR(ForEachObject(c, o, p, field ? "matchFields" : "matchExpressions",
+                                     [&](const json& e, const Path& ep) {
+                                       NodeSelectorRequirement r;
+                                       VC_RETURN_IF_ERROR(ConvNodeSelectorRequirement(c, e, ep, field, &r));
+                                       out->push_back(std::move(r));
+                                       return Status::Ok();
+                                     }));
+  }
+  return Status::Ok();
+}
+
+// The weight of a preferred term: 1..100 (absent is 0, refused).
+Status GetWeight(const Ctx& c, const json& o, const Path& p, int32_t* weight) {
+  VC_RETURN_IF_ERROR(Get(c, o, p, "weight", weight));
+  if (*weight < 1 || *weight > 100) {
+    return c.Error(p.Field("weight"), fmt::format("must be in the range 1-100, got {}", *weight));
+  }
+  return Status::Ok();
+}
+
+// requiredDuringSchedulingIgnoredDuringExecution is kept when present, even with no terms (it
+// then matches no node); the API server refuses an empty list, older manifests carry `{}`.
+Status DecodeNodeAffinity(const Ctx& c, const json& na, const Path& p, NodeAffinity* out) {
+  const json* required = nullptr;
+  VC_RETURN_IF_ERROR(GetObject(c, na, p, "requiredDuringSchedulingIgnoredDuringExecution", &required));
+  if (required != nullptr) {
+    const Path rp = p.Field("requiredDuringSchedulingIgnoredDuringExecution");
+    std::vector<NodeSelectorTerm> terms;
+    VC_RETURN_IF_ERROR(
+        ForEachObject(c, *required, rp, "nodeSelectorTerms", [&](const json& o, const Path& tp) {
+          NodeSelectorTerm t;
+          VC_RETURN_IF_ERROR(ConvNodeSelectorTerm(c, o, tp, &t));
+          terms.push_back(std::move(t));
+          return Status::Ok();
+        }));
+    out->required = std::move(terms);
+  }
+  return ForEachObject(
+      c, na, p, "preferredDuringSchedulingIgnoredDuringExecution", [&](const json& o, const Path& tp) {
+        PreferredSchedulingTerm t;
+        VC_RETURN_IF_ERROR(GetWeight(c, o, tp, &t.weight));
+        const json* preference = nullptr;
+        VC_RETURN_IF_ERROR(GetObject(c, o, tp, "preference", &preference));
+        if (preference != nullptr) {
+          VC_RETURN_IF_ERROR(ConvNodeSelectorTerm(c, *preference, tp.Field("preference"), &t.preference));
+        }
+        out->preferred.push_back(std::move(t));
+        return Status::Ok();
+      });
+}
+
+// A null or absent selector stays std::nullopt (it matches no pod).
+Status ConvPodAffinityTerm(const Ctx& c, const json& o, const Path& p, PodAffinityTerm* t) {
+  VC_RETURN_IF_ERROR(Get(c, o, p, "labelSelector", &t->label_selector));
+  if (const json* ns = Find(o, "namespaces")) {
+    VC_RETURN_IF_ERROR(ConvStrings(c, *ns, p.Field("namespaces"), &t->namespaces));
+  }
+  VC_RETURN_IF_ERROR(Get(c, o, p, "namespaceSelector", &t->namespace_selector));
+  VC_RETURN_IF_ERROR(Get(c, o, p, "topologyKey", &t->topology_key));
+  if (t->topology_key.empty()) return c.Error(p.Field("topologyKey"), "must not be empty");
+  return Status::Ok();
+}
+
+// podAffinity or podAntiAffinity.
+Status DecodePodAffinity(const Ctx& c, const json& a, const Path& p, PodAffinity* out) {
+  VC_RETURN_IF_ERROR(ForEachObject(c, a, p, "requiredDuringSchedulingIgnoredDuringExecution",
+                                   [&](const json& o, const Path& tp) {
+                                     PodAffinityTerm t;
+                                     VC_RETURN_IF_ERROR(ConvPodAffinityTerm(c, o, tp, &t));
+                                     out->required.push_back(std::move(t));
+                                     return Status::Ok();
+                                   }));
+  return ForEachObject(c, a, p, "preferredDuringSchedulingIgnoredDuringExecution",
+                       [&](const json& o, const Path& tp) {
+                         WeightedPodAffinityTerm t;
+                         VC_RETURN_IF_ERROR(GetWeight(c, o, tp, &t.weight));
+                         const json* term = nullptr;
+                         VC_RETURN_IF_ERROR(GetObject(c, o, tp, "podAffinityTerm", &term));
+                         const Path pp = tp.Field("podAffinityTerm");
+                         if (term == nullptr) return c.Error(pp, "missing required field");
+                         VC_RETURN_IF_ERROR(ConvPodAffinityTerm(c, *term, pp, &t.term));
+                         out->preferred.push_back(std::move(t));
+                         return Status::Ok();
+                       });
+}
+
+// nodeAffinityPolicy and nodeTaintsPolicy: "" (unset), Honor or Ignore.
+Status GetNodeInclusionPolicy(const Ctx& c, const json& o, const Path& p, std::string_view key,
+                              std::string* out) {
+  VC_RETURN_IF_ERROR(Get(c, o, p, key, out));
+  if (!out->empty() && *out != "Honor" && *out != "Ignore") {
+    return c.Error(p.Field(key), fmt::format("\"{}\" is not one of Honor, Ignore", *out));
+  }
+  return Status::Ok();
+}
+
+// maxSkew defaults to 1 and whenUnsatisfiable (absent, null or "") to DoNotSchedule.
+Status DecodeSpreadConstraint(const Ctx& c, const json& o, const Path& p, TopologySpreadConstraint* t) {
+  VC_RETURN_IF_ERROR(Get(c, o, p, "maxSkew", &t->max_skew));
+  if (t->max_skew <= 0) {
+    return c.Error(p.Field("maxSkew"), fmt::format("must be greater than zero, got {}", t->max_skew));
+  }
+  VC_RETURN_IF_ERROR(Get(c, o, p, "topologyKey", &t->topology_key));
+  if (t->topology_key.empty()) return c.Error(p.Field("topologyKey"), "must not be empty");
+  VC_RETURN_IF_ERROR(Get(c, o, p, "whenUnsatisfiable", &t->when_unsatisfiable));
+  if (t->when_unsatisfiable.empty()) t->when_unsatisfiable = "DoNotSchedule";
+  if (t->when_unsatisfiable != "DoNotSchedule" && t->when_unsatisfiable != "ScheduleAnyway") {
+    return c.Error(p.Field("whenUnsatisfiable"),
+                   fmt::format("\"{}\" is not one of DoNotSchedule, ScheduleAnyway", t->when_unsatisfiable));
+  }
+  VC_RETURN_IF_ERROR(Get(c, o, p, "labelSelector", &t->label_selector));
+  VC_RETURN_IF_ERROR(Get(c, o, p, "minDomains", &t->min_domains));
+  if (t->min_domains) {
+    if (*t->min_domains <= 0) {
+      return c.Error(p.Field("minDomains"),
+                     fmt::format("must be greater than zero, got {}", *t->min_domains));
+    }
+    if (t->when_unsatisfiable != "DoNotSchedule") {
+      return c.Error(
+          p.Field("minDomains"),
+          fmt::format("can only be set with whenUnsatisfiable DoNotSchedule, not {}", t->when_unsatisfiable));
+    }
+  }
+  VC_RETURN_IF_ERROR(GetNodeInclusionPolicy(c, o, p, "nodeAffinityPolicy", &t->node_affinity_policy));
+  VC_RETURN_IF_ERROR(GetNodeInclusionPolicy(c, o, p, "nodeTaintsPolicy", &t->node_taints_policy));
+  if (const json* keys = Find(o, "matchLabelKeys")) {
+    VC_RETURN_IF_ERROR(ConvStrings(c, *keys, p.Field("matchLabelKeys"), &t->match_label_keys));
+  }
+  return Status::Ok();
+}
+
+// The constraints of spec.topologySpreadConstraints; no two with the same topologyKey and
+// whenUnsatisfiable (as the API server requires).
+Status DecodeSpreadConstraints(const Ctx& c, const json& s, const Path& p,
+                               std::vector<TopologySpreadConstraint>* out) {
+  return ForEachObject(c, s, p, "topologySpreadConstraints", [&](const json& o, const Path& tp) {
+    TopologySpreadConstraint t;
+    VC_RETURN_IF_ERROR(DecodeSpreadConstraint(c, o, tp, &t));
+    for (size_t i = 0; i < out->size(); ++i) {
+      const TopologySpreadConstraint& prev = (*out)[i];
+      if (prev.topology_key == t.topology_key && prev.when_unsatisfiable == t.when_unsatisfiable) {
+        return c.Error(tp, fmt::format("topologyKey \"{}\" with whenUnsatisfiable {} repeats "
+                                       "topologySpreadConstraints[{}]",
+                                       t.topology_key, t.when_unsatisfiable, i));
+      }
+    }
+    out->push_back(std::move(t));
+    return Status::Ok();
+  });
+}
+
 // ---------------------------------------------------------------------------------- Pod
 
 Status DecodeContainer(const Ctx& c, const json& o, const Path& p, bool init, Container* ct) {
@@ -451,14 +708,37 @@ Status DecodePodSpec(const Ctx& c, const json& s, const Path& p, PodSpec* spec) 
   VC_RETURN_IF_ERROR(GetObject(c, s, p, "affinity", &affinity));
   if (affinity != nullptr) {
     const Path ap = p.Field("affinity");
+    // Read into locals: the rare block is made only for a pod that sets a term.
+    NodeAffinity node_affinity;
+    PodAffinity pod_affinity;
+    PodAffinity pod_anti_affinity;
     const json* sub = nullptr;
     VC_RETURN_IF_ERROR(GetObject(c, *affinity, ap, "nodeAffinity", &sub));
     spec->has_node_affinity = sub != nullptr;
+    if (sub != nullptr)
+      VC_RETURN_IF_ERROR(DecodeNodeAffinity(c, *sub, ap.Field("nodeAffinity"), &node_affinity));
     VC_RETURN_IF_ERROR(GetObject(c, *affinity, ap, "podAffinity", &sub));
     spec->has_pod_affinity = sub != nullptr;
+    if (sub != nullptr)
+      VC_RETURN_IF_ERROR(DecodePodAffinity(c, *sub, ap.Field("podAffinity"), &pod_affinity));
     VC_RETURN_IF_ERROR(GetObject(c, *affinity, ap, "podAntiAffinity", &sub));
     spec->has_pod_anti_affinity = sub != nullptr;
+    if (sub != nullptr) {
+      VC_RETURN_IF_ERROR(DecodePodAffinity(c, *sub, ap.Field("podAntiAffinity"), &pod_anti_affinity));
+    }
+    if (node_affinity.required || !node_affinity.preferred.empty()) {
+      spec->mutable_rare().node_affinity = std::move(node_affinity);
+    }
+    if (!pod_affinity.required.empty() || !pod_affinity.preferred.empty()) {
+      spec->mutable_rare().pod_affinity = std::move(pod_affinity);
+    }
+    if (!pod_anti_affinity.required.empty() || !pod_anti_affinity.preferred.empty()) {
+      spec->mutable_rare().pod_anti_affinity = std::move(pod_anti_affinity);
+    }
   }
+  std::vector<TopologySpreadConstraint> spread;
+  VC_RETURN_IF_ERROR(DecodeSpreadConstraints(c, s, p, &spread));
+  if (!spread.empty()) spec->mutable_rare().topology_spread_constraints = std::move(spread);
   VC_RETURN_IF_ERROR(ForEachObject(c, s, p, "volumes", [&](const json& o, const Path& vp) {
     const json* pvc = nullptr;
     VC_RETURN_IF_ERROR(GetObject(c, o, vp, "persistentVolumeClaim", &pvc));
@@ -570,40 +850,7 @@ Status DecodeNodeBody(const Ctx& c, const json& j, Node* node) {
   return Status::Ok();
 }
 
-// ------------------------------------------------------- label selectors, network topology
-
-Status ConvStrings(const Ctx& c, const json& v, const Path& p, std::vector<std::string>* out) {
-  if (!v.is_array()) return TypeError(c, p, "array", v);
-  for (size_t i = 0; i < v.size(); ++i) {
-    std::string s;
-    VC_RETURN_IF_ERROR(Conv(c, v[i], p.Index(i), &s));
-    out->push_back(std::move(s));
-  }
-  return Status::Ok();
-}
-
-Status Conv(const Ctx& c, const json& v, const Path& p, LabelSelector* out) {
-  if (!v.is_object()) return TypeError(c, p, "object", v);
-  VC_RETURN_IF_ERROR(Get(c, v, p, "matchLabels", &out->match_labels));
-  return ForEachObject(c, v, p, "matchExpressions", [&](const json& o, const Path& ep) {
-    LabelSelectorRequirement r;
-    VC_RETURN_IF_ERROR(Get(c, o, ep, "key", &r.key));
-    VC_RETURN_IF_ERROR(Get(c, o, ep, "operator", &r.op));
-    if (const json* vals = Find(o, "values"))
-      VC_RETURN_IF_ERROR(ConvStrings(c, *vals, ep.Field("values"), &r.values));
-    if (r.key.empty()) return c.Error(ep.Field("key"), "missing required field");
-    if (r.op == "In" || r.op == "NotIn") {
-      if (r.values.empty()) return c.Error(ep.Field("values"), "must be non-empty for operator " + r.op);
-    } else if (r.op == "Exists" || r.op == "DoesNotExist") {
-      if (!r.values.empty()) return c.Error(ep.Field("values"), "must be empty for operator " + r.op);
-    } else {
-      return c.Error(ep.Field("operator"),
-                     fmt::format("\"{}\" is not a valid label selector operator", r.op));
-    }
-    out->match_expressions.push_back(std::move(r));
-    return Status::Ok();
-  });
-}
+// ------------------------------------------------------------------- network topology
 
 Status Conv(const Ctx& c, const json& v, const Path& p, NetworkTopologySpec* out) {
   if (!v.is_object()) return TypeError(c, p, "object", v);

@@ -40,6 +40,13 @@ json J(const Taint& t);
 json J(const NodeCondition& c);
 json J(const ContainerImage& i);
 json J(const PodGroupCondition& c);
+json J(const LabelSelector& sel);
+json J(const NodeSelectorRequirement& r);
+json J(const NodeSelectorTerm& t);
+json J(const PreferredSchedulingTerm& t);
+json J(const PodAffinityTerm& t);
+json J(const WeightedPodAffinityTerm& t);
+json J(const TopologySpreadConstraint& t);
 
 template <typename T>
 json J(const std::optional<T>& o) {
@@ -108,6 +115,47 @@ json J(const PodCondition& c) {
           {"last_transition_time", c.last_transition_time}};
 }
 
+// A selector that may be null (matching nothing), as null or the selector.
+json SelectorJson(const std::optional<LabelSelector>& sel) { return sel ? J(*sel) : json(nullptr); }
+
+json J(const NodeSelectorRequirement& r) {
+  return {{"key", r.key}, {"operator", r.op}, {"values", J(r.values)}};
+}
+
+json J(const NodeSelectorTerm& t) {
+  return {{"match_expressions", J(t.match_expressions)}, {"match_fields", J(t.match_fields)}};
+}
+
+json J(const PreferredSchedulingTerm& t) { return {{"weight", t.weight}, {"preference", J(t.preference)}}; }
+
+json J(const NodeAffinity& a) {
+  // required: [] when absent, [terms] when present (present with no terms matches no node).
+  return {{"required", a.required ? json::array({J(*a.required)}) : json::array()},
+          {"preferred", J(a.preferred)}};
+}
+
+json J(const PodAffinityTerm& t) {
+  return {{"label_selector", SelectorJson(t.label_selector)},
+          {"namespaces", J(t.namespaces)},
+          {"namespace_selector", SelectorJson(t.namespace_selector)},
+          {"topology_key", t.topology_key}};
+}
+
+json J(const WeightedPodAffinityTerm& t) { return {{"weight", t.weight}, {"term", J(t.term)}}; }
+
+json J(const PodAffinity& a) { return {{"required", J(a.required)}, {"preferred", J(a.preferred)}}; }
+
+json J(const TopologySpreadConstraint& t) {
+  return {{"max_skew", t.max_skew},
+          {"topology_key", t.topology_key},
+          {"when_unsatisfiable", t.when_unsatisfiable},
+          {"label_selector", SelectorJson(t.label_selector)},
+          {"min_domains", J(t.min_domains)},
+          {"node_affinity_policy", t.node_affinity_policy},
+          {"node_taints_policy", t.node_taints_policy},
+          {"match_label_keys", J(t.match_label_keys)}};
+}
+
 json J(const Pod& p) {
   const PodSpec& s = p.spec;
   const PodStatus& st = p.status;
@@ -125,6 +173,10 @@ json J(const Pod& p) {
             {"has_node_affinity", bool{s.has_node_affinity}},
             {"has_pod_affinity", bool{s.has_pod_affinity}},
             {"has_pod_anti_affinity", bool{s.has_pod_anti_affinity}},
+            {"node_affinity", J(s.node_affinity())},
+            {"pod_affinity", J(s.pod_affinity())},
+            {"pod_anti_affinity", J(s.pod_anti_affinity())},
+            {"topology_spread_constraints", J(s.topology_spread_constraints())},
             {"pvc_names", J(s.pvc_names())},
             {"scheduling_gates", J(s.scheduling_gates())},
             {"host_network", bool{s.host_network}}}},
@@ -161,7 +213,6 @@ json J(const PodGroupCondition& c) {
           {"message", c.message}};
 }
 
-json J(const LabelSelector& sel);
 json J(const NetworkTopologySpec& t);
 
 json TopologyJson(const std::optional<NetworkTopologySpec>& t) { return t ? J(*t) : json(nullptr); }
@@ -172,7 +223,7 @@ json SubGroupsJson(const std::vector<SubGroupPolicy>& groups) {
     out.push_back({{"name", g.name},
                    {"sub_group_size", g.sub_group_size},
                    {"network_topology", TopologyJson(g.network_topology)},
-                   {"label_selector", g.label_selector ? J(*g.label_selector) : json(nullptr)},
+                   {"label_selector", SelectorJson(g.label_selector)},
                    {"match_label_keys", J(g.match_label_keys)}});
   }
   return out;
