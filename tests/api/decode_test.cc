@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/k8s/decode_fast.h"
+#include "api/k8s/dump.h"
 #include "api/k8s/json_fwd.h"
 #include "tests/testdata.h"
 
@@ -728,6 +729,300 @@ TEST(DecodeFields, ObjectFromParsedJson) {
   EXPECT_THAT(bad.status().message(), HasSubstr("not an object"));
 }
 
+// -------------------------------------------------------------- placement constraints
+
+// spec.affinity's terms and spec.topologySpreadConstraints, every field of each.
+constexpr const char* kPlacementPod = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "web-1", "namespace": "prod", "labels": {"app": "web"}},
+  "spec": {
+    "containers": [{"name": "main", "image": "nginx"}],
+    "affinity": {
+      "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [
+             {"key": "zone", "operator": "In", "values": ["a", "b"]},
+             {"key": "gpu", "operator": "Exists"},
+             {"key": "spot", "operator": "DoesNotExist", "values": []},
+             {"key": "cores", "operator": "Gt", "values": ["+8"]},
+             {"key": "mem", "operator": "Lt", "values": ["-3"]},
+             {"key": "arch", "operator": "NotIn", "values": ["arm64"]}],
+           "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-9"]}]},
+          {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]},
+          {}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"weight": 100, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}},
+          {"weight": 1, "preference": null}]},
+      "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+          {"labelSelector": {"matchLabels": {"app": "cache"},
+                             "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["test"]}]},
+           "topologyKey": "topology.kubernetes.io/zone"},
+          {"labelSelector": null, "namespaces": ["prod", "staging"], "namespaceSelector": {},
+           "topologyKey": "kubernetes.io/hostname"}],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"weight": 50, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}},
+                                             "namespaceSelector": {"matchLabels": {"team": "a"}},
+                                             "topologyKey": "zone"}}]},
+      "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+          {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+           "topologyKey": "kubernetes.io/hostname"}],
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "podAffinityTerm": {"topologyKey": "rack"}}]}
+    },
+    "topologySpreadConstraints": [
+      {"maxSkew": 2, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+       "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 3, "nodeAffinityPolicy": "Honor",
+       "nodeTaintsPolicy": "Ignore", "matchLabelKeys": ["pod-template-hash"]},
+      {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+       "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"},
+      {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": ""}]
+  }
+})";
+
+// One requirement as "key op v1,v2" (for compact expectations).
+std::string Req(const NodeSelectorRequirement& r) {
+  std::string out = r.key + " " + r.op;
+  for (size_t i = 0; i < r.values.size(); ++i) out += (i == 0 ? " " : ",") + r.values[i];
+  return out;
+}
+
+TEST(DecodePlacement, EveryField) {
+  auto r = DecodePod(kPlacementPod);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const PodSpec& s = r->spec;
+  EXPECT_TRUE(s.has_node_affinity);
+  EXPECT_TRUE(s.has_pod_affinity);
+  EXPECT_TRUE(s.has_pod_anti_affinity);
+  ASSERT_NE(s.rare, nullptr);
+
+  const NodeAffinity& na = s.node_affinity();
+  ASSERT_TRUE(na.required.has_value());
+  ASSERT_EQ(na.required->size(), 3u);
+  const NodeSelectorTerm& t0 = (*na.required)[0];
+  std::vector<std::string> exprs;
+  for (const auto& e : t0.match_expressions) exprs.push_back(Req(e));
+  EXPECT_THAT(exprs, ElementsAre("zone In a,b", "gpu Exists", "spot DoesNotExist", "cores Gt +8", "mem Lt -3",
+                                 "arch NotIn arm64"));
+  ASSERT_EQ(t0.match_fields.size(), 1u);
+  EXPECT_EQ(Req(t0.match_fields[0]), "metadata.name NotIn node-9");
+  ASSERT_EQ((*na.required)[1].match_fields.size(), 1u);
+  EXPECT_EQ(Req((*na.required)[1].match_fields[0]), "metadata.name In node-1");
+  EXPECT_EQ((*na.required)[2], NodeSelectorTerm{});  // an empty term (it matches no node)
+  ASSERT_EQ(na.preferred.size(), 2u);
+  EXPECT_EQ(na.preferred[0].weight, 100);
+  ASSERT_EQ(na.preferred[0].preference.match_expressions.size(), 1u);
+  EXPECT_EQ(Req(na.preferred[0].preference.match_expressions[0]), "disk In ssd");
+  EXPECT_EQ(na.preferred[1].weight, 1);
+  EXPECT_EQ(na.preferred[1].preference, NodeSelectorTerm{});  // a null preference
+
+  const PodAffinity& pa = s.pod_affinity();
+  ASSERT_EQ(pa.required.size(), 2u);
+  ASSERT_TRUE(pa.required[0].label_selector.has_value());
+  EXPECT_EQ(pa.required[0].label_selector->match_labels.at("app"), "cache");
+  ASSERT_EQ(pa.required[0].label_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(pa.required[0].label_selector->match_expressions[0].op, "NotIn");
+  EXPECT_THAT(pa.required[0].label_selector->match_expressions[0].values, ElementsAre("test"));
+  EXPECT_TRUE(pa.required[0].namespaces.empty());
+  EXPECT_FALSE(pa.required[0].namespace_selector.has_value());
+  EXPECT_EQ(pa.required[0].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_FALSE(pa.required[1].label_selector.has_value());  // null: matches no pod
+  EXPECT_THAT(pa.required[1].namespaces, ElementsAre("prod", "staging"));
+  ASSERT_TRUE(pa.required[1].namespace_selector.has_value());  // {}: every namespace
+  EXPECT_TRUE(pa.required[1].namespace_selector->match_labels.empty());
+  EXPECT_TRUE(pa.required[1].namespace_selector->match_expressions.empty());
+  ASSERT_EQ(pa.preferred.size(), 1u);
+  EXPECT_EQ(pa.preferred[0].weight, 50);
+  EXPECT_EQ(pa.preferred[0].term.label_selector->match_labels.at("app"), "db");
+  EXPECT_EQ(pa.preferred[0].term.namespace_selector->match_labels.at("team"), "a");
+  EXPECT_EQ(pa.preferred[0].term.topology_key, "zone");
+
+  const PodAffinity& anti = s.pod_anti_affinity();
+  ASSERT_EQ(anti.required.size(), 1u);
+  EXPECT_EQ(anti.required[0].label_selector->match_expressions[0].op, "Exists");
+  EXPECT_EQ(anti.required[0].topology_key, "kubernetes.io/hostname");
+  ASSERT_EQ(anti.preferred.size(), 1u);
+  EXPECT_EQ(anti.preferred[0].weight, 10);
+  EXPECT_FALSE(anti.preferred[0].term.label_selector.has_value());
+  EXPECT_EQ(anti.preferred[0].term.topology_key, "rack");
+
+  const auto& spread = s.topology_spread_constraints();
+  ASSERT_EQ(spread.size(), 3u);
+  EXPECT_EQ(spread[0].max_skew, 2);
+  EXPECT_EQ(spread[0].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(spread[0].when_unsatisfiable, "DoNotSchedule");
+  ASSERT_TRUE(spread[0].label_selector.has_value());
+  EXPECT_EQ(spread[0].label_selector->match_labels.at("app"), "web");
+  EXPECT_EQ(spread[0].min_domains, 3);
+  EXPECT_EQ(spread[0].node_affinity_policy, "Honor");
+  EXPECT_EQ(spread[0].node_taints_policy, "Ignore");
+  EXPECT_THAT(spread[0].match_label_keys, ElementsAre("pod-template-hash"));
+  EXPECT_EQ(spread[1].when_unsatisfiable, "ScheduleAnyway");
+  EXPECT_EQ(spread[1].node_affinity_policy, "Ignore");
+  EXPECT_EQ(spread[1].node_taints_policy, "Honor");
+  // Defaults: maxSkew 1, whenUnsatisfiable DoNotSchedule (for "" too), no selector, no minDomains.
+  for (const TopologySpreadConstraint* t : {&spread[1], &spread[2]}) {
+    EXPECT_EQ(t->max_skew, 1);
+    EXPECT_FALSE(t->label_selector.has_value());
+    EXPECT_FALSE(t->min_domains.has_value());
+    EXPECT_TRUE(t->match_label_keys.empty());
+  }
+  EXPECT_EQ(spread[2].when_unsatisfiable, "DoNotSchedule");
+  EXPECT_EQ(spread[2].node_affinity_policy, "");
+  EXPECT_EQ(spread[2].node_taints_policy, "");
+
+  // The streaming fast path decodes the same pod to the same values.
+  Object fast;
+  ASSERT_TRUE(FastDecodeObject(kPlacementPod, &fast));
+  EXPECT_EQ(CanonicalDump(fast), CanonicalDump(Object(*r)));
+}
+
+// The same fields from a YAML manifest (decoded by the reference decoder).
+TEST(DecodePlacement, YamlManifest) {
+  auto r = DecodeYamlDocuments(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-2
+  namespace: prod
+spec:
+  containers:
+  - name: main
+    image: nginx
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - key: cores
+            operator: Gt
+            values: ["8"]
+          - key: zone
+            operator: In
+            values: [a, b]
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 20
+        preference:
+          matchFields:
+          - {key: metadata.name, operator: NotIn, values: [node-3]}
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          labelSelector:
+            matchLabels: {app: web}
+          topologyKey: kubernetes.io/hostname
+  topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchExpressions:
+      - {key: app, operator: In, values: [web]}
+    matchLabelKeys: [pod-template-hash]
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  const Pod p = MustBe<Pod>((*r)[0]);
+  EXPECT_TRUE(p.spec.has_node_affinity);
+  EXPECT_FALSE(p.spec.has_pod_affinity);
+  EXPECT_TRUE(p.spec.has_pod_anti_affinity);
+  const NodeAffinity& na = p.spec.node_affinity();
+  ASSERT_TRUE(na.required.has_value());
+  ASSERT_EQ(na.required->size(), 1u);
+  ASSERT_EQ((*na.required)[0].match_expressions.size(), 2u);
+  EXPECT_EQ(Req((*na.required)[0].match_expressions[0]), "cores Gt 8");
+  EXPECT_EQ(Req((*na.required)[0].match_expressions[1]), "zone In a,b");
+  ASSERT_EQ(na.preferred.size(), 1u);
+  EXPECT_EQ(na.preferred[0].weight, 20);
+  EXPECT_EQ(Req(na.preferred[0].preference.match_fields.at(0)), "metadata.name NotIn node-3");
+  EXPECT_TRUE(p.spec.pod_affinity().required.empty());
+  ASSERT_EQ(p.spec.pod_anti_affinity().preferred.size(), 1u);
+  EXPECT_EQ(p.spec.pod_anti_affinity().preferred[0].term.label_selector->match_labels.at("app"), "web");
+  ASSERT_EQ(p.spec.topology_spread_constraints().size(), 1u);
+  const TopologySpreadConstraint& t = p.spec.topology_spread_constraints()[0];
+  EXPECT_EQ(t.when_unsatisfiable, "ScheduleAnyway");
+  EXPECT_EQ(t.label_selector->match_expressions.at(0).key, "app");
+  EXPECT_THAT(t.match_label_keys, ElementsAre("pod-template-hash"));
+
+  // An unquoted YAML integer is a number, not the string a value must be (as for kubectl).
+  auto unquoted = DecodeYamlDocuments(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: web-3, namespace: prod}
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: cores, operator: Gt, values: [8]}]
+)");
+  ASSERT_FALSE(unquoted.ok());
+  EXPECT_THAT(
+      unquoted.status().message(),
+      HasSubstr("Pod prod/web-3: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                "nodeSelectorTerms[0].matchExpressions[0].values[0]: expected string, got number 8"));
+}
+
+// The rare block holds the terms only for a pod that sets one: an affinity with empty
+// sub-objects sets the presence flags and nothing else, so such a pod (and any plain pod)
+// keeps spec.rare null.
+TEST(DecodePlacement, RareBlockOnlyWhenATermIsSet) {
+  for (const char* spec : {
+           R"({"containers":[{"name":"c"}]})",
+           R"({"affinity":null,"topologySpreadConstraints":null})",
+           R"({"affinity":{},"topologySpreadConstraints":[]})",
+           R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":null,
+               "preferredDuringSchedulingIgnoredDuringExecution":[]},
+               "podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[]},
+               "podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":null}}})",
+       }) {
+    SCOPED_TRACE(spec);
+    const std::string text =
+        std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":)") + spec + "}";
+    for (bool fast : {false, true}) {
+      Object obj;
+      if (fast) {
+        ASSERT_TRUE(FastDecodeObject(text, &obj));
+      } else {
+        auto r = DecodeObjectReference(text);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        obj = std::move(r).value();
+      }
+      const Pod& p = std::get<Pod>(obj);
+      EXPECT_EQ(p.spec.rare, nullptr) << (fast ? "fast" : "reference");
+      EXPECT_FALSE(p.spec.node_affinity().required.has_value());
+      EXPECT_TRUE(p.spec.pod_affinity().required.empty());
+      EXPECT_TRUE(p.spec.topology_spread_constraints().empty());
+    }
+  }
+  auto flags = DecodePod(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},
+      "spec":{"affinity":{"nodeAffinity":{},"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]},
+      "podAntiAffinity":null}}})");
+  ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+  EXPECT_EQ(flags->spec.rare, nullptr);
+  EXPECT_TRUE(flags->spec.has_node_affinity);
+  EXPECT_TRUE(flags->spec.has_pod_affinity);
+  EXPECT_FALSE(flags->spec.has_pod_anti_affinity);
+
+  // A required node affinity with no terms is kept (it matches no node): the block is made.
+  auto no_terms = DecodePod(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},
+      "spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{}}}}})");
+  ASSERT_TRUE(no_terms.ok()) << no_terms.status().ToString();
+  ASSERT_NE(no_terms->spec.rare, nullptr);
+  ASSERT_TRUE(no_terms->spec.node_affinity().required.has_value());
+  EXPECT_TRUE(no_terms->spec.node_affinity().required->empty());
+
+  // One spread constraint alone makes the block, and leaves the affinity empty.
+  auto spread = DecodePod(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},
+      "spec":{"topologySpreadConstraints":[{"topologyKey":"zone"}]}})");
+  ASSERT_TRUE(spread.ok()) << spread.status().ToString();
+  ASSERT_NE(spread->spec.rare, nullptr);
+  EXPECT_EQ(spread->spec.topology_spread_constraints().size(), 1u);
+  EXPECT_FALSE(spread->spec.has_node_affinity);
+  EXPECT_FALSE(spread->spec.node_affinity().required.has_value());
+}
+
 TEST(DecodeYaml, ScalarResolution) {
   auto r = DecodeYamlDocuments(R"(
 apiVersion: scheduling.volcano.sh/v1beta1
@@ -978,6 +1273,253 @@ constexpr BadCase kBadCases[] = {
      Api::kObject,
      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","deletionTimestamp":12}})",
      {"Pod a: metadata.deletionTimestamp: expected RFC 3339 timestamp string, got number 12"}},
+    // Placement constraints (spec.affinity, spec.topologySpreadConstraints): the API server's rules.
+    {"node affinity not an object",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[]}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+      "expected "
+      "object, got array"}},
+    {"node selector terms not an array",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":{}}}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+      "nodeSelectorTerms: expected array, got object"}},
+    {"node selector operator",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{},
+         {"matchExpressions":[{"key":"a","operator":"In","values":["x"]},{"key":"b","operator":"Foo"}]}]}}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+      "nodeSelectorTerms[1].matchExpressions[1].operator: \"Foo\" is not a valid node selector operator"}},
+    {"node selector operator In without values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"In","values":[]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must be non-empty for operator In"}},
+    {"node selector operator NotIn without values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"NotIn"}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must be non-empty for operator NotIn"}},
+    {"node selector operator Exists with values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"Exists","values":["x"]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must be empty for operator Exists"}},
+    {"node selector operator DoesNotExist with values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"DoesNotExist","values":[""]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must be empty for operator DoesNotExist"}},
+    {"node selector operator Gt with two values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"Gt","values":["1","2"]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must hold exactly one value for operator Gt, got 2"}},
+    {"node selector operator Lt without values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"Lt"}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values: must hold exactly one value for operator Lt, got 0"}},
+    {"node selector Gt value not an integer",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"cores","operator":"Gt","values":["1.5"]}]}]}}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+      "nodeSelectorTerms[0].matchExpressions[0].values[0]: \"1.5\" is not an integer (operator Gt compares "
+      "integers)"}},
+    {"node selector Lt value beyond int64",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"mem","operator":"Lt","values":["9223372036854775808"]}]}]}}}})",
+     {"matchExpressions[0].values[0]: \"9223372036854775808\" is not an integer (operator Lt"}},
+    {"node selector Lt value with two signs",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"mem","operator":"Lt","values":["+-1"]}]}]}}}})",
+     {"matchExpressions[0].values[0]: \"+-1\" is not an integer"}},
+    {"node selector without key",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"operator":"Exists"}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].key: missing required field"}},
+    {"node selector values not strings",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchExpressions":[{"key":"a","operator":"In","values":["x",null]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchExpressions[0].values[1]: expected string, got null"}},
+    {"node field selector key",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchFields":[{"key":"metadata.namespace","operator":"In","values":["x"]}]}]}}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+      "nodeSelectorTerms[0].matchFields[0].key: \"metadata.namespace\" is not a valid node field selector "
+      "key"}},
+    {"node field selector operator",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchFields":[{"key":"metadata.name","operator":"Exists"}]}]}}}})",
+     {"nodeSelectorTerms[0].matchFields[0].operator: \"Exists\" is not a valid node field selector "
+      "operator"}},
+    {"node field selector with two values",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+         {"matchFields":[{"key":"metadata.name","operator":"In","values":["a","b"]}]}]}}}})",
+     {"nodeSelectorTerms[0].matchFields[0].values: must hold exactly one value for operator In in "
+      "matchFields, "
+      "got 2"}},
+    {"preferred node term without weight",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"preference":{}}]}}})",
+     {"Pod default/web-0: "
+      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+      "must be in the range 1-100, got 0"}},
+    {"preferred node term weight above 100",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1},
+         {"weight":101}]}}})",
+     {"preferredDuringSchedulingIgnoredDuringExecution[1].weight: must be in the range 1-100, got 101"}},
+    {"preferred node term bad requirement",
+     Api::kPodSpec,
+     R"({"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,
+         "preference":{"matchExpressions":[{"key":"a","operator":"in","values":["x"]}]}}]}}})",
+     {"Pod default/web-0: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+      "preference.matchExpressions[0].operator: \"in\" is not a valid node selector operator"}},
+    {"pod affinity term without topology key",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{}}]}}})",
+     {"Pod default/web-0: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+      "topologyKey: must not be empty"}},
+    {"pod anti-affinity term with empty topology key",
+     Api::kPodSpec,
+     R"({"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z"},
+         {"topologyKey":""}]}}})",
+     {"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey: must not "
+      "be "
+      "empty"}},
+    {"pod affinity label selector operator",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z",
+         "labelSelector":{"matchExpressions":[{"key":"app","operator":"Gt","values":["1"]}]}}]}}})",
+     {"Pod default/web-0: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+      "labelSelector.matchExpressions[0].operator: \"Gt\" is not a valid label selector operator"}},
+    {"pod affinity namespace selector not an object",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z",
+         "namespaceSelector":"all"}]}}})",
+     {"requiredDuringSchedulingIgnoredDuringExecution[0].namespaceSelector: expected object, got string "
+      "\"all\""}},
+    {"pod affinity namespaces not strings",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"z",
+         "namespaces":["a",7]}]}}})",
+     {"requiredDuringSchedulingIgnoredDuringExecution[0].namespaces[1]: expected string, got number 7"}},
+    {"preferred pod affinity term without weight",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[
+         {"podAffinityTerm":{"topologyKey":"z"}}]}}})",
+     {"Pod default/web-0: "
+      "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+      "must be in the range 1-100, got 0"}},
+    {"preferred pod anti-affinity term weight",
+     Api::kPodSpec,
+     R"({"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[
+         {"weight":-1,"podAffinityTerm":{"topologyKey":"z"}}]}}})",
+     {"spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be in "
+      "the "
+      "range 1-100, got -1"}},
+    {"preferred pod affinity without term",
+     Api::kPodSpec,
+     R"({"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[
+         {"weight":5,"podAffinityTerm":null}]}}})",
+     {"Pod default/web-0: spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+      "podAffinityTerm: missing required field"}},
+    {"preferred pod affinity term without topology key",
+     Api::kPodSpec,
+     R"({"affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[
+         {"weight":5,"podAffinityTerm":{"namespaces":["a"]}}]}}})",
+     {"spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm."
+      "topologyKey: "
+      "must not be empty"}},
+    {"spread constraints not an array",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":{"topologyKey":"z"}})",
+     {"Pod default/web-0: spec.topologySpreadConstraints: expected array, got object"}},
+    {"spread max skew zero",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"maxSkew":0,"topologyKey":"z"}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[0].maxSkew: must be greater than zero, got 0"}},
+    {"spread max skew negative",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z"},{"maxSkew":-2,"topologyKey":"y"}]})",
+     {"spec.topologySpreadConstraints[1].maxSkew: must be greater than zero, got -2"}},
+    {"spread without topology key",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"ScheduleAnyway"}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[0].topologyKey: must not be empty"}},
+    {"spread when unsatisfiable",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","whenUnsatisfiable":"Sometimes"}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[0].whenUnsatisfiable: \"Sometimes\" is not one of "
+      "DoNotSchedule, ScheduleAnyway"}},
+    {"spread min domains zero",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","minDomains":0}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[0].minDomains: must be greater than zero, got 0"}},
+    {"spread min domains with ScheduleAnyway",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","minDomains":2,"whenUnsatisfiable":"ScheduleAnyway"}]})",
+     {"spec.topologySpreadConstraints[0].minDomains: can only be set with whenUnsatisfiable DoNotSchedule, "
+      "not "
+      "ScheduleAnyway"}},
+    {"spread node affinity policy",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","nodeAffinityPolicy":"honor"}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[0].nodeAffinityPolicy: \"honor\" is not one of "
+      "Honor, "
+      "Ignore"}},
+    {"spread node taints policy",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","nodeTaintsPolicy":"Always"}]})",
+     {"spec.topologySpreadConstraints[0].nodeTaintsPolicy: \"Always\" is not one of Honor, Ignore"}},
+    {"spread label selector",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","labelSelector":{"matchExpressions":[{"key":"a",
+         "operator":"Exists","values":["x"]}]}}]})",
+     {"spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: must be empty for "
+      "operator "
+      "Exists"}},
+    {"spread match label keys not strings",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z","matchLabelKeys":"app"}]})",
+     {"spec.topologySpreadConstraints[0].matchLabelKeys: expected array, got string \"app\""}},
+    {"spread constraint repeated",
+     Api::kPodSpec,
+     R"({"topologySpreadConstraints":[{"topologyKey":"z"},{"topologyKey":"z","whenUnsatisfiable":"ScheduleAnyway"},
+         {"topologyKey":"z","whenUnsatisfiable":"DoNotSchedule","maxSkew":3}]})",
+     {"Pod default/web-0: spec.topologySpreadConstraints[2]: topologyKey \"z\" with whenUnsatisfiable "
+      "DoNotSchedule repeats topologySpreadConstraints[0]"}},
+    {"spread constraint in a watch event",
+     Api::kWatch,
+     R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"},
+           "spec":{"topologySpreadConstraints":[{"topologyKey":"zone","maxSkew":0}]}}})",
+     {"Pod n/p: spec.topologySpreadConstraints[0].maxSkew: must be greater than zero, got 0"}},
+    {"node selector in a list item",
+     Api::kList,
+     R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"},
+           "spec":{"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":3,
+           "preference":{"matchFields":[{"key":"metadata.name","operator":"NotIn"}]}}]}}}}]})",
+     {"PodList items[1]: Pod b: "
+      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+      "preference.matchFields[0].values: must hold exactly one value for operator NotIn in matchFields, got "
+      "0"}},
+    {"yaml spread constraint",
+     Api::kYaml,
+     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec:\n  topologySpreadConstraints:\n"
+     "  - {topologyKey: zone, whenUnsatisfiable: Never}\n",
+     {"document 1 (line 1): Pod n/p: spec.topologySpreadConstraints[0].whenUnsatisfiable: \"Never\" is not "
+      "one of "
+      "DoNotSchedule, ScheduleAnyway"}},
     {"wrong typed kind",
      Api::kPod,
      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})",
