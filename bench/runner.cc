@@ -16,6 +16,7 @@
 #include "api/k8s/decode.h"
 #include "api/task_info.h"
 #include "bench/backlog.h"
+#include "bench/constraints.h"
 #include "bench/workload.h"
 #include "binder/binder.h"
 #include "cache/cluster_source.h"
@@ -733,6 +734,7 @@ int Memory(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "memory") return Memory(o, out, err);
   if (o.what == "backlog") return Backlog(o, out, err);
+  if (o.what == "constraints") return Constraints(o, out, err);
 #ifdef VOLCACHE_BENCH_KUBE
   if (o.what == "watch") return WatchPath(o, out, err);
 #endif
@@ -746,7 +748,8 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (o.what == "ingest") return Ingest(o, w, out, err);
   if (o.what == "bind") return Bind(o, w, out, err);
   if (o.what == "e2e") return EndToEnd(o, w, out, err);
-  err << "unknown benchmark " << o.what << " (snapshot, ingest, bind, e2e, memory, watch, backlog)\n";
+  err << "unknown benchmark " << o.what
+      << " (snapshot, ingest, bind, e2e, memory, watch, backlog, constraints)\n";
   return 2;
 }
 

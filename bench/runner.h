@@ -11,7 +11,7 @@
 namespace volcache::bench {
 
 struct BenchOptions {
-  std::string what;  // snapshot | ingest | bind | e2e | memory | watch | backlog
+  std::string what;  // snapshot | ingest | bind | e2e | memory | watch | backlog | constraints
   std::string shape = "S";
   int threads = 0;  // 0 = hardware concurrency
   int runs = 11;
@@ -25,6 +25,8 @@ struct BenchOptions {
   // decoder only, the baseline).
   int pods = 0;
   std::string decoder = "fast";
+  // constraints: only this kind (anti-affinity | pod-affinity | node-affinity | spread | mixed); "" = all.
+  std::string kind;
   // bind, e2e: the bind flow (BATCH_BIND_NUM, binds in flight), as the command layer read it
   // from --batch-bind-num / $BATCH_BIND_NUM.
   BindFlowOptions bind_flow;

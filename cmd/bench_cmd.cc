@@ -12,7 +12,9 @@ namespace {
 
 CommandRunner AddBench(CLI::App& sub) {
   auto opts = std::make_shared<bench::BenchOptions>();
-  sub.add_option("WHAT", opts->what, "snapshot | ingest | bind | e2e | memory | watch | backlog")->required();
+  sub.add_option("WHAT", opts->what,
+                 "snapshot | ingest | bind | e2e | memory | watch | backlog | constraints")
+      ->required();
   sub.add_option("--shape", opts->shape, "S | M | L | XL | XXL | openb | philly (the traces)");
   sub.add_option("--threads", opts->threads, "threads for deep copies and bind dispatch (0 = all cores)");
   sub.add_option("--runs", opts->runs, "measured runs (after a warm-up)");
@@ -26,6 +28,8 @@ CommandRunner AddBench(CLI::App& sub) {
   sub.add_option("--pods", opts->pods, "watch: pods listed / pod watch events (default 100000)");
   sub.add_option("--decoder", opts->decoder,
                  "watch: fast (serve's path) | dom (the DOM decoder only, the baseline)");
+  sub.add_option("--kind", opts->kind,
+                 "constraints: anti-affinity | pod-affinity | node-affinity | spread | mixed (default: all)");
   auto bind_flow = std::make_shared<BindFlowFlags>();
   AddBindFlowFlags(sub, bind_flow.get());
   auto json_flag = std::make_shared<bool>(true);

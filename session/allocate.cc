@@ -651,16 +651,37 @@ class Allocator {
     // Whole scans start at the first name (ties keep the smaller name); sampled ones where
     // the previous search stopped, so that placements spread over the cluster.
     const size_t start = want >= total ? 0 : next_start_;
-    size_t feasible = 0, scanned = 0;
-    for (; scanned < total && feasible < want; ++scanned) {
-      const size_t i = (start + scanned) % total;
+    auto check = [&](size_t i) {
       NodeSlot& n = nodes_[i];
       const size_t before = reasons.size();
       CheckNode(task, req, n, pipeline_pass_ ? n.future : n.avail, cons ? &*constraints_ : nullptr,
                 static_cast<uint32_t>(i), &reasons);
-      if (reasons.size() != before) continue;
-      ++feasible;
+      if (reasons.size() != before) return false;
       Consider(task, n, req, normalized, &best, &best_score);
+      return true;
+    };
+    size_t feasible = 0;
+    if (const std::vector<uint32_t>* only = NodesMatchingAffinity(task)) {
+      // Only the nodes that pass the task's node affinity, in the order the whole scan would
+      // visit them (it would stop at the same node, or, scanning everything, where it began).
+      const size_t m = only->size(), first = static_cast<size_t>(
+                                         std::lower_bound(only->begin(), only->end(), start) - only->begin());
+      size_t c = 0, last = start;
+      for (; c < m && feasible < want; ++c) {
+        last = (*only)[(first + c) % m];
+        if (check(last)) ++feasible;
+      }
+      if (normalized && !cands_.empty()) best = BestNormalized(task);
+      if (total > 0) next_start_ = c == m && feasible < want ? start : (last + 1) % total;
+      if (best != nullptr) return best;
+      // No fit: the whole scan below gives every node's reason.
+      reasons.clear();
+      cands_.clear();
+      feasible = 0;
+    }
+    size_t scanned = 0;
+    for (; scanned < total && feasible < want; ++scanned) {
+      if (check((start + scanned) % total)) ++feasible;
     }
     if (normalized && !cands_.empty()) best = BestNormalized(task);
     if (total > 0) next_start_ = (start + scanned) % total;
@@ -669,6 +690,40 @@ class Allocator {
       if (plain && unplaceable_.emplace(shape_, *failure).second) unplaceable_this_visit_.push_back(shape_);
     }
     return best;
+  }
+
+  // The nodes (indices into nodes_, ascending) that pass the task's nodeSelector and required
+  // node affinity; null when it has neither. Computed once per distinct selector and affinity
+  // in a session (a gang's pods share theirs).
+  const std::vector<uint32_t>* NodesMatchingAffinity(const TaskInfo& task) {
+    const k8s::PodSpec& spec = task.pod().spec;
+    if (spec.node_selector.empty() && !placement::HasRequiredNodeAffinity(spec)) return nullptr;
+    std::string& key = affinity_key_;
+    key.clear();
+    for (const auto& [k, v] : spec.node_selector) key.append(k).append("=").append(v).append(",");
+    if (const auto& req = spec.node_affinity().required) {
+      for (const auto& term : *req) {
+        key.append("(");
+        for (const auto* rs : {&term.match_expressions, &term.match_fields}) {
+          for (const auto& r : *rs) {
+            key.append(r.key).append(" ").append(r.op);
+            for (const auto& v : r.values) key.append(" ").append(v);
+            key.append(",");
+          }
+          key.append(";");
+        }
+        key.append(")");
+      }
+    }
+    auto [it, inserted] = affinity_nodes_.try_emplace(key);
+    if (inserted) {
+      for (size_t i = 0; i < nodes_.size(); ++i) {
+        const k8s::Node* node = nodes_[i].info->node().get();
+        if (node == nullptr || placement::MatchesNodeAffinity(spec, *node))
+          it->second.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    return &it->second;
   }
 
   // The request's identity for unplaceable_ (pipeline pass apart): cpu, memory and every
@@ -1102,6 +1157,9 @@ class Allocator {
   bool any_prefer_no_schedule_ = false;                   // some node has a PreferNoSchedule taint
   bool any_images_ = false;                               // some node lists images
   std::unordered_map<std::string, int32_t> image_nodes_;  // image name → nodes holding it
+  // NodesMatchingAffinity's answers by selector and affinity, and its key's buffer.
+  std::unordered_map<std::string, std::vector<uint32_t>> affinity_nodes_;
+  std::string affinity_key_;
   // A score point (0..100 per plugin) in the strategy score's units (0..1e6).
   static constexpr int64_t kPointUnits = 10000;
 
