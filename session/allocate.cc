@@ -340,13 +340,19 @@ struct QueueAfter {
   }
 };
 
+// kube-scheduler's FitError text: each reason with the number of nodes that gave it, the
+// "<count> <reason>" strings sorted as strings (as kube-scheduler sorts them).
 std::string FitErrorText(size_t nodes, const std::vector<std::string>& reasons) {
   std::map<std::string, int64_t> hist;
   for (const auto& r : reasons) ++hist[r];
+  std::vector<std::string> counted;
+  counted.reserve(hist.size());
+  for (const auto& [r, n] : hist) counted.push_back(fmt::format("{} {}", n, r));
+  std::sort(counted.begin(), counted.end());
   std::string out = fmt::format("0/{} nodes are available", nodes);
   bool first = true;
-  for (const auto& [r, n] : hist) {
-    out += fmt::format("{}{} {}", first ? ": " : ", ", n, r);
+  for (const auto& c : counted) {
+    out.append(first ? ": " : ", ").append(c);
     first = false;
   }
   out += ".";

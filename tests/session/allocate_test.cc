@@ -437,6 +437,7 @@ TEST(AllocateTest, MaxPodsCountsTasksPlacedInThisSession) {
   EXPECT_THAT(FindJob(plan, "ns/a")->reason, HasSubstr("1 Too many pods"));
 }
 
+// The "<count> <reason>" strings sorted as strings, as kube-scheduler's FitError sorts them.
 TEST(AllocateTest, FitErrorHistogramsReasonsOverNodes) {
   World w;
   w.Node(NodeBuilder("n1").Allocatable("500m", "8Gi"));
@@ -445,7 +446,7 @@ TEST(AllocateTest, FitErrorHistogramsReasonsOverNodes) {
   w.Job("a", 1, 1);
   AllocationPlan plan = w.Run();
   EXPECT_EQ(FindJob(plan, "ns/a")->task_fit_errors[0].second,
-            "0/3 nodes are available: 2 Insufficient cpu, 1 node(s) were unschedulable.");
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.");
 }
 
 // ------------------------------------------------------------------ score
