@@ -24,12 +24,15 @@
 //     the next job). A job with fewer valid tasks than minAvailable is not tried.
 //   * tasks: Pending and not scheduling-gated, by priority, creation time, then uid. A task
 //     that fits no node ends the job's visit.
-//   * predicates per task and node: unschedulable (unless the node.kubernetes.io/
-//     unschedulable:NoSchedule taint is tolerated), nodeSelector, NoSchedule/NoExecute
-//     taints, max pods, resources (request <= idle minus this session's placements, Volcano
-//     LessEqual with missing dimensions as zero; the `pods` dimension is the max-pods check).
+//   * predicates per task and node, kube-scheduler v1.24's filters in its order:
+//     unschedulable (unless the node.kubernetes.io/unschedulable:NoSchedule taint is
+//     tolerated), NoSchedule/NoExecute taints, nodeSelector and required node affinity, host
+//     ports, max pods, resources (request <= idle minus this session's placements, Volcano
+//     LessEqual with missing dimensions as zero), topology spread, inter-pod affinity and
+//     anti-affinity (session/constraints.h); this session's placements count for all of them.
 //   * score: binpack (most allocated after placement) or least-allocated, weighted over cpu,
-//     memory and the configured scalars; ties go to the smaller node name. On clusters larger
+//     memory and the configured scalars, plus Volcano's nodeorder scores (NodeOrderWeights);
+//     ties go to the smaller node name. On clusters larger
 //     than `min_feasible_nodes` only a round-robin sample of feasible nodes is scored (see
 //     SessionOptions::percentage_of_nodes_to_find), as kube-scheduler and Volcano do.
 //
