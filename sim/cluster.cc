@@ -8,6 +8,7 @@
 
 #include "api/k8s/decode.h"
 #include "api/mutex.h"
+#include "api/placement.h"
 #include "api/resource_list.h"
 #include "api/task_info.h"
 
@@ -17,6 +18,30 @@ namespace {
 
 int64_t WallMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
+}
+
+// A kubelet refusal: its reason and the message it writes (lifecycle/predicate.go).
+struct Refusal {
+  std::string reason, message;
+};
+
+// InsufficientResourceError: reason OutOf<resource>.
+Refusal OutOf(std::string_view name, const std::string& requested, const std::string& used,
+              const std::string& capacity) {
+  return {fmt::format("OutOf{}", name),
+          fmt::format("Node didn't have enough resource: {}, requested: {}, used: {}, capacity: {}", name,
+                      requested, used, capacity)};
+}
+
+// PredicateFailureError.
+Refusal PredicateFailed(std::string_view predicate) {
+  return {std::string(predicate), fmt::format("Predicate {} failed", predicate)};
+}
+
+// A scalar in the kubelet's units: Resource keeps them in milli-units (a fraction, which only
+// the GPU-share model of the traces has, keeps the "m").
+std::string ScalarAmount(int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : fmt::format("{}m", milli);
 }
 
 }  // namespace
@@ -46,6 +71,23 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
   Resource running GUARDED_BY(mu);
   Resource allocatable GUARDED_BY(mu);
   SimStats stats GUARDED_BY(mu);
+  // The kubelet's admission (see cluster.h), kept incrementally: what the pods admitted on
+  // each node and not finished hold (added at start; removed at finish, or at deletion for a
+  // pod evicted or cleaned up while running), and what each such pod holds. A pod is admitted
+  // exactly while it is Running here, so `running` and `running_pods` move with these.
+  struct NodeUsage {
+    Resource requested;  // its scalar `pods` counts the pods
+    int64_t pods = 0;
+    std::vector<HostPort> ports;
+  };
+  struct Admitted {
+    std::string job, node;
+    Resource request;
+    std::vector<HostPort> ports;
+  };
+  std::unordered_map<std::string, Resource> node_allocatable GUARDED_BY(mu);  // by node name
+  std::unordered_map<std::string, NodeUsage> node_usage GUARDED_BY(mu);       // by node name
+  std::unordered_map<std::string, Admitted> admitted GUARDED_BY(mu);          // by pod key
 
   State(SimOptions o, std::shared_ptr<Clock> c) : options(o), clock(std::move(c)), rng(o.seed) {}
 
@@ -155,10 +197,16 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     auto cur = store.GetPod(key.substr(0, slash), key.substr(slash + 1));
     if (!cur.ok() || (*cur)->metadata.deletion_timestamp) return;
     auto pod = std::make_shared<k8s::Pod>(**cur);
+    const std::string job = JobOf(*pod);
+    Resource request = RequestOf(*pod);
+    std::vector<HostPort> ports = placement::WantedHostPorts(pod->spec);
+    if (std::optional<Refusal> refusal = AdmissionLocked(*pod, request, ports)) {
+      RefuseLocked(std::move(pod), job, *refusal);
+      return;
+    }
     pod->status.phase = "Running";
     pod->status.start_time = WallMs(*clock);
-    const std::string job = JobOf(*pod);
-    running.Add(RequestOf(*pod));
+    AdmitLocked(key, job, pod->spec.node_name, std::move(request), std::move(ports));
     ++stats.pod_starts;
     records[job].nodes.insert(pod->spec.node_name);
     PutPodLocked(pod, EventType::kUpdate);
@@ -175,6 +223,109 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     }
   }
 
+  // The kubelet's admission of `pod` on its node: the first of the general predicates that
+  // fails, in the kubelet's order (resources, node affinity, host ports, taints); none when it
+  // may start.
+  std::optional<Refusal> AdmissionLocked(const k8s::Pod& pod, const Resource& request,
+                                         const std::vector<HostPort>& ports) REQUIRES(mu) {
+    const std::string& node_name = pod.spec.node_name;
+    auto node = store.GetNode(node_name);
+    if (!node.ok()) return std::nullopt;  // the simulator never deletes a node
+    auto a = node_allocatable.find(node_name);
+    const Resource& alloc = a == node_allocatable.end() ? Resource::Zero() : a->second;
+    auto u = node_usage.find(node_name);
+    static const NodeUsage kIdle{};
+    const NodeUsage& used = u == node_usage.end() ? kIdle : u->second;
+    // noderesources.Fits: the pod count first, then each requested dimension.
+    if (alloc.Has(ResourceNames::kPods) && used.pods + 1 > alloc.max_task_num()) {
+      return OutOf("pods", "1", std::to_string(used.pods), std::to_string(alloc.max_task_num()));
+    }
+    if (request.milli_cpu() > 0 && request.milli_cpu() > alloc.milli_cpu() - used.requested.milli_cpu()) {
+      return OutOf("cpu", std::to_string(request.milli_cpu()), std::to_string(used.requested.milli_cpu()),
+                   std::to_string(alloc.milli_cpu()));
+    }
+    if (request.memory() > 0 && request.memory() > alloc.memory() - used.requested.memory()) {
+      return OutOf("memory", std::to_string(request.memory()), std::to_string(used.requested.memory()),
+                   std::to_string(alloc.memory()));
+    }
+    std::optional<Refusal> short_scalar;  // the first short scalar by name
+    std::string_view short_name;
+    for (const Resource::Scalar* it = request.scalars_begin(); it != request.scalars_end(); ++it) {
+      const Resource::Scalar sc = *it;  // packed: copied out before its fields are bound
+      if (sc.id == ResourceNames::kPods || sc.value <= 0) continue;
+      const int64_t cap = alloc.Get(sc.id), in_use = used.requested.Get(sc.id);
+      if (sc.value <= cap - in_use) continue;
+      const std::string& name = ResourceNames::Name(sc.id);
+      if (short_scalar && short_name <= name) continue;
+      short_name = name;
+      short_scalar = OutOf(name, ScalarAmount(sc.value), ScalarAmount(in_use), ScalarAmount(cap));
+    }
+    if (short_scalar) return short_scalar;
+    if (!placement::MatchesNodeAffinity(pod.spec, **node)) return PredicateFailed("NodeAffinity");
+    for (const HostPort& want : ports) {
+      for (const HostPort& held : used.ports) {
+        if (placement::HostPortsConflict(want, held)) return PredicateFailed("NodePorts");
+      }
+    }
+    if (placement::FirstUntoleratedTaint(pod.spec.tolerations, **node) != nullptr) {
+      return PredicateFailed("TaintToleration");
+    }
+    return std::nullopt;
+  }
+
+  void AdmitLocked(const std::string& key, const std::string& job, const std::string& node, Resource request,
+                   std::vector<HostPort> ports) REQUIRES(mu) {
+    NodeUsage& u = node_usage[node];
+    u.requested.Add(request);
+    ++u.pods;
+    u.ports.insert(u.ports.end(), ports.begin(), ports.end());
+    running.Add(request);
+    admitted[key] = Admitted{job, node, std::move(request), std::move(ports)};
+  }
+
+  // Gives back what an admitted pod held on its node (the pod finished, or is being deleted);
+  // nothing when it holds nothing (it never started, or already gave it back).
+  void ReleaseLocked(const std::string& key) REQUIRES(mu) {
+    auto it = admitted.find(key);
+    if (it == admitted.end()) return;
+    Admitted& a = it->second;
+    running.SubUnchecked(a.request);
+    --running_pods[a.job];
+    if (auto u = node_usage.find(a.node); u != node_usage.end()) {
+      NodeUsage& nu = u->second;
+      if (--nu.pods <= 0) {
+        node_usage.erase(u);
+      } else {
+        nu.requested.SubUnchecked(a.request);
+        for (const HostPort& p : a.ports) {
+          if (auto at = std::find(nu.ports.begin(), nu.ports.end(), p); at != nu.ports.end())
+            nu.ports.erase(at);
+        }
+      }
+    }
+    admitted.erase(it);
+  }
+
+  // The kubelet's rejectPod: the pod fails without starting, and counts as finished for its job.
+  void RefuseLocked(std::shared_ptr<k8s::Pod> pod, const std::string& job, const Refusal& refusal)
+      REQUIRES(mu) {
+    const int64_t now = WallMs(*clock);
+    pod->status.phase = "Failed";
+    pod->status.start_time = now;
+    pod->status.conditions.push_back(
+        {kAdmissionConditionType, "False", refusal.reason, "Pod " + refusal.message, now});
+    ++stats.admission_refusals;
+    ++stats.admission_refusal_reasons[refusal.reason];
+    const std::string who = k8s::ObjectKey(pod->metadata) + " on " + std::string(pod->spec.node_name);
+    if (stats.admission_refusal_examples.size() < kAdmissionRefusalExamples) {
+      stats.admission_refusal_examples.push_back(
+          fmt::format("{}: {}: Pod {}", who, refusal.reason, refusal.message));
+    }
+    spdlog::debug("sim: kubelet refused {}: {}: Pod {}", who, refusal.reason, refusal.message);
+    PutPodLocked(std::move(pod), EventType::kUpdate);
+    PodDoneLocked(job);
+  }
+
   void FinishLocked(const std::string& key, uint64_t inc) REQUIRES(mu) {
     if (incarnation[key] != inc) return;
     auto slash = key.find('/');
@@ -183,10 +334,15 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
     auto pod = std::make_shared<k8s::Pod>(**cur);
     pod->status.phase = "Succeeded";
     const std::string job = JobOf(*pod);
-    running.SubUnchecked(RequestOf(*pod));
-    --running_pods[job];
+    ReleaseLocked(key);
     ++stats.pod_finishes;
     PutPodLocked(pod, EventType::kUpdate);
+    PodDoneLocked(job);
+  }
+
+  // One more pod of `job` is done (Succeeded, or Failed at admission): once all are, the job
+  // has finished and is cleaned up after `cleanup_delay`.
+  void PodDoneLocked(const std::string& job) REQUIRES(mu) {
     JobRecord& r = records[job];
     if (++finished_pods[job] >= r.tasks && !r.finished) {
       r.finished = clock->Now();
@@ -217,6 +373,7 @@ struct SimCluster::State : std::enable_shared_from_this<SimCluster::State> {
       if (!p.ok()) continue;
       const k8s::PodPtr pod = *p;
       ++incarnation[key];
+      ReleaseLocked(key);  // a pod still running when its job is cleaned up gives its node back
       DeletePodLocked(*pod);
       EmitLocked(EventType::kDelete, *pod);
     }
@@ -254,6 +411,7 @@ void SimCluster::Load(const SimWorkload& w) {
     s.store.PutNode(n);
     auto a = ResourceFromList(n->status.allocatable, "status.allocatable");
     if (a.ok()) s.allocatable.Add(*a);
+    s.node_allocatable[n->metadata.name] = a.ok() ? *a : Resource();
     s.EmitLocked(EventType::kAdd, *n);
   }
   for (const auto& hn : w.hypernodes) s.EmitLocked(EventType::kAdd, *hn);
@@ -354,21 +512,17 @@ Status SimCluster::Evict(const k8s::Pod& target, const std::string& reason) {
   pod->status.conditions.push_back(
       {"DisruptionTarget", "True", "EvictionByEvictionAPI", reason, WallMs(*s.clock)});
   const std::string key = k8s::ObjectKey(pod->metadata);
-  const bool was_running = pod->status.phase == "Running";
   s.PutPodLocked(pod, EventType::kUpdate);
   ++s.stats.evictions;
   const uint64_t inc = ++s.incarnation[key];  // the kubelet's timers for this pod stop
-  s.After(s.options.eviction_grace, [key, inc, was_running](State& st) {
+  s.After(s.options.eviction_grace, [key, inc](State& st) {
     st.mu.AssertHeld();
     if (st.incarnation[key] != inc) return;
     auto slash = key.find('/');
     auto gone = st.store.GetPod(key.substr(0, slash), key.substr(slash + 1));
     if (!gone.ok()) return;
     const std::string job = State::JobOf(**gone);
-    if (was_running) {
-      st.running.SubUnchecked(st.RequestOf(**gone));
-      --st.running_pods[job];
-    }
+    st.ReleaseLocked(key);  // a running pod holds its node until it is deleted
     st.DeletePodLocked(**gone);
     st.EmitLocked(EventType::kDelete, **gone);
     // The job controller recreates the pod, Pending, with a new uid.
@@ -458,6 +612,12 @@ Resource SimCluster::running_requests() const {
 Resource SimCluster::total_allocatable() const {
   MutexLock lock(&state_->mu);
   return state_->allocatable;
+}
+
+Resource SimCluster::node_requests(const std::string& node) const {
+  MutexLock lock(&state_->mu);
+  auto it = state_->node_usage.find(node);
+  return it == state_->node_usage.end() ? Resource() : it->second.requested;
 }
 
 bool SimCluster::AllJobsFinished() const {

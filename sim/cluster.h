@@ -10,6 +10,22 @@
 //    pod `start_delay` later (phase Running) and finishes it after the job's run time
 //    (Succeeded). Once every pod of a job has finished, the pods and the PodGroup are
 //    deleted after `cleanup_delay` (DELETED events).
+//  - Before it starts a pod the kubelet admits it against its node, as kubelet v1.24's
+//    lifecycle/predicate.go does with the general predicates, the first failure winning:
+//    resources (the node's `pods` allocatable, when it lists one, then cpu, memory and every
+//    scalar by name: the requests of the pods admitted on the node and not finished, plus
+//    this one's, within the allocatable), node affinity (nodeSelector and required node
+//    affinity), host ports (against the admitted pods'), and untolerated taints. A refused
+//    pod is not started: its phase becomes Failed, a `kAdmissionConditionType` condition
+//    (status False) carries the kubelet's reason (OutOfpods, OutOfcpu, OutOf<resource>,
+//    NodeAffinity, NodePorts, TaintToleration) and status message ("Pod Node didn't have
+//    enough resource: cpu, requested: 1000, used: 7500, capacity: 8000", "Pod Predicate
+//    NodePorts failed"), SimStats counts it, and it counts as finished for its job (a gang
+//    with a refused pod finishes when its other pods have). Two deliberate differences from
+//    the kubelet, which trusts the scheduler further than a simulator meant to check one
+//    should: NoSchedule taints are checked as well as NoExecute ones, and an extended
+//    resource the node does not list counts as 0 allocatable (the kubelet ignores it,
+//    leaving it to a scheduler extender).
 //  - An eviction marks the pod terminating (deletionTimestamp), deletes it after
 //    `eviction_grace`, and the job controller recreates it Pending (new uid) to run again.
 //  - Status writes update the stored PodGroup / Queue / pod condition and emit MODIFIED.
@@ -60,7 +76,7 @@ struct JobRecord {
   int64_t gpus_milli = 0;
   TimePoint submit{};
   std::optional<TimePoint> all_started;  // the whole gang Running
-  std::optional<TimePoint> finished;     // every pod Succeeded
+  std::optional<TimePoint> finished;     // every pod Succeeded (or refused by the kubelet)
   std::set<std::string> nodes;           // every node a pod of the job started on
 };
 
@@ -70,7 +86,17 @@ struct SimStats {
   uint64_t evictions = 0, status_writes = 0, pod_starts = 0, pod_finishes = 0;
   uint64_t events_emitted = 0, events_dropped = 0, relists = 0;
   std::map<std::string, uint64_t> recorded_events;  // reason → count (EventRecorder)
+  // Pods the kubelet refused at admission (see the file comment), by the kubelet's reason, and
+  // the first few as "ns/name on node: reason: message".
+  uint64_t admission_refusals = 0;
+  std::map<std::string, uint64_t> admission_refusal_reasons;
+  std::vector<std::string> admission_refusal_examples;
 };
+
+// The pod condition a kubelet refusal writes (the object model keeps no status.reason or
+// status.message): status "False", the kubelet's reason and message.
+inline constexpr const char* kAdmissionConditionType = "KubeletAdmission";
+inline constexpr size_t kAdmissionRefusalExamples = 5;
 
 class SimCluster final : public ClusterSource,
                          public Binder,
@@ -117,6 +143,9 @@ class SimCluster final : public ClusterSource,
   // Sum of the requests of Running pods, and of the nodes' allocatable.
   Resource running_requests() const;
   Resource total_allocatable() const;
+  // Sum of the requests of the pods the kubelet admitted on `node` and that have not finished
+  // (what its admission checks the next pod against).
+  Resource node_requests(const std::string& node) const;
   // Every job submitted has finished and no arrival is still scheduled.
   bool AllJobsFinished() const;
 
