@@ -51,6 +51,23 @@ int64_t GpuMilli(const Resource& r) {
   return r.Get(gpu);
 }
 
+// "kubelet refused 3 pods: 2 NodePorts, 1 OutOfcpu (first: ml/web-1 on n1: NodePorts: Pod Predicate
+// NodePorts failed)": reasons by count, most first.
+std::string KubeletRefusals(const SimStats& st) {
+  std::vector<std::pair<std::string, uint64_t>> reasons(st.admission_refusal_reasons.begin(),
+                                                        st.admission_refusal_reasons.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string by_reason;
+  for (const auto& [reason, n] : reasons)
+    by_reason += fmt::format("{}{} {}", by_reason.empty() ? "" : ", ", n, reason);
+  return fmt::format("kubelet refused {} pod{}: {}{}", st.admission_refusals,
+                     st.admission_refusals == 1 ? "" : "s", by_reason,
+                     st.admission_refusal_examples.empty()
+                         ? ""
+                         : fmt::format(" (first: {})", st.admission_refusal_examples.front()));
+}
+
 nlohmann::ordered_json PercentilesJson(const Percentiles& p) {
   return {{"count", p.count}, {"mean", p.mean}, {"p50", p.p50}, {"p95", p.p95}, {"max", p.max}};
 }
@@ -447,6 +464,7 @@ RunReport SimRun::Run() {
           fmt::format("... and {} more refused events", s.refused_count - s.refused.size()));
     }
   }
+  if (report.sim.admission_refusals > 0) report.errors.push_back(KubeletRefusals(report.sim));
   if (Status inv = s.runtime->cache().CheckInvariants(); !inv.ok())
     report.errors.push_back("invariants: " + inv.message());
   if (std::string diff = s.runtime->cache().Compare(); !diff.empty()) {
@@ -536,7 +554,10 @@ std::string RunReport::ToJson() const {
                   {"events_dropped", sim.events_dropped},
                   {"relists", sim.relists},
                   {"status_writes", sim.status_writes},
-                  {"recorded_events", sim.recorded_events}};
+                  {"recorded_events", sim.recorded_events},
+                  {"admission_refusals", sim.admission_refusals},
+                  {"admission_refusal_reasons", sim.admission_refusal_reasons},
+                  {"admission_refusal_examples", sim.admission_refusal_examples}};
   j["errors"] = errors;
   return j.dump();
 }

@@ -9,7 +9,8 @@
 //
 // The report: makespan, job completion and wait times (mean, p95), GPU and CPU utilization
 // (time-weighted, sampled every session), binds, per-queue GPU share against weight, and the
-// errors seen (refused events, bind failures, invariant violations, cache ≠ cluster).
+// errors seen (refused events, bind failures, pods the simulated kubelet refused at admission,
+// invariant violations, cache ≠ cluster).
 // Thread-safety: one thread drives Run(); runtime() may be shared with readers.
 
 #include <functional>
@@ -146,7 +147,10 @@ struct RunReport {
   FairnessReport fairness;
   TopologyReport topology;
   sim::SimStats sim;
-  std::vector<std::string> errors;  // refused events, invariant violations, cache ≠ cluster
+  // Refused events, kubelet refusals ("kubelet refused N pods: 2 NodePorts, 1 OutOfcpu (first:
+  // ...)"; the JSON report's cluster.admission_refusal_* keys hold them too), invariant
+  // violations, cache ≠ cluster.
+  std::vector<std::string> errors;
 
   std::string ToJson() const;
   std::string ToText() const;

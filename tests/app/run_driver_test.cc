@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "api/task_info.h"
 #include "tests/testdata.h"
 
 namespace volcache::app {
@@ -352,6 +353,66 @@ TEST(SimRunTest, TopologyOverAManifestWithHyperNodesIsRefused) {
   Status s = run.Load();
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), ::testing::HasSubstr("already has 1 HyperNodes"));
+  std::remove(path.c_str());
+}
+
+// The simulated kubelet's refusals are errors of the run. A pod whose nodeSelector no node
+// matches waits (the scheduler leaves it alone); bound to n1 behind the scheduler's back (the
+// scheduler's bug, in this test's hands), the kubelet refuses it, the job still finishes and
+// the report says so in text and JSON.
+TEST(SimRunTest, KubeletRefusalsAreReportedAsErrors) {
+  const std::string path = ::testing::TempDir() + "/kubelet_refusal.yaml";
+  {
+    std::ofstream(path) << R"(apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {zone: a}}
+status:
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fine, namespace: ml}
+spec: {schedulerName: volcano, containers: [{name: m, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stray, namespace: ml}
+spec: {schedulerName: volcano, nodeSelector: {zone: b}, containers: [{name: m, resources: {requests: {cpu: "1"}}}]}
+)";
+  }
+  RunOptions o;
+  o.workload = path;
+  o.max_duration = 10min;
+  SimRun* self = nullptr;
+  bool bound = false;
+  o.on_cycle = [&](const CycleStats&) {
+    if (bound) return;
+    auto pod = self->cluster().GetPod("ml", "stray");
+    if (!pod.ok()) return;
+    bound = true;
+    if (!(*pod)->spec.node_name.empty()) return;  // a scheduler that ignores nodeSelector bound it
+    auto task = TaskInfo::FromPod(*pod);
+    ASSERT_TRUE(task.ok());
+    BindContext ctx;
+    ctx.task = *task;
+    ctx.node_name = "n1";
+    ASSERT_TRUE(self->cluster().Bind({&ctx}).front().ok());
+  };
+  SimRun run(o);
+  self = &run;
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_TRUE(r.all_finished) << r.ToText();
+  ASSERT_EQ(r.errors.size(), 1u) << r.ToText();
+  EXPECT_EQ(r.errors[0],
+            "kubelet refused 1 pod: 1 NodeAffinity (first: ml/stray on n1: NodeAffinity: Pod Predicate "
+            "NodeAffinity failed)");
+  EXPECT_THAT(r.ToText(), ::testing::HasSubstr("errors: 1\n  kubelet refused 1 pod: 1 NodeAffinity"));
+  auto j = nlohmann::json::parse(r.ToJson());
+  EXPECT_EQ(j["cluster"]["admission_refusals"], 1);
+  EXPECT_EQ(j["cluster"]["admission_refusal_reasons"], nlohmann::json::parse(R"({"NodeAffinity": 1})"));
+  EXPECT_EQ(j["errors"].size(), 1u);
   std::remove(path.c_str());
 }
 
