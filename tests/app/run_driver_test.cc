@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "api/task_info.h"
 #include "tests/testdata.h"
@@ -414,6 +416,38 @@ spec: {schedulerName: volcano, nodeSelector: {zone: b}, containers: [{name: m, r
   EXPECT_EQ(j["cluster"]["admission_refusal_reasons"], nlohmann::json::parse(R"({"NodeAffinity": 1})"));
   EXPECT_EQ(j["errors"].size(), 1u);
   std::remove(path.c_str());
+}
+
+// examples/constraints.yaml: every job finishes where its constraints allow, and the kubelet
+// refuses nothing.
+TEST(SimRunTest, TheConstraintsExampleRunsWhereItsConstraintsSay) {
+  RunOptions o;
+  o.workload = volcache::testing::ExamplesDir() + "/constraints.yaml";
+  SimRun run(o);
+  ASSERT_TRUE(run.Load().ok());
+  RunReport r = run.Run();
+  EXPECT_TRUE(r.errors.empty()) << r.ToText();
+  EXPECT_TRUE(r.all_finished) << r.ToText();
+  EXPECT_EQ(r.jobs_finished, 9u);
+  EXPECT_EQ(r.sim.admission_refusals, 0u);
+  std::map<std::string, std::set<std::string>> nodes;
+  for (const sim::JobRecord& j : run.cluster().jobs()) nodes[j.name] = j.nodes;
+  auto zone = [](const std::string& node) { return node <= "n3" ? "zone-a" : "zone-b"; };
+  EXPECT_THAT(nodes["demo/ssd"], ::testing::IsSubsetOf({"n1", "n2", "n4"}));
+  EXPECT_THAT(nodes["demo/zone-b"], ::testing::IsSubsetOf({"n4", "n5"}));
+  EXPECT_EQ(nodes["demo/web"].size(), 2u);        // one host port 8080 per node
+  EXPECT_EQ(nodes["demo/allreduce"].size(), 3u);  // anti-affinity per hostname
+  ASSERT_EQ(nodes["demo/cache"].size(), 1u);
+  ASSERT_EQ(nodes["demo/client"].size(), 1u);
+  EXPECT_EQ(zone(*nodes["demo/client"].begin()), zone(*nodes["demo/cache"].begin()));
+  std::set<std::string> spread_zones;
+  for (const auto& n : nodes["demo/spread"]) spread_zones.insert(zone(n));
+  EXPECT_EQ(spread_zones.size(), 2u);
+  EXPECT_EQ(nodes["demo/infra-agent"], (std::set<std::string>{"n6"}));
+  for (const auto& [job, on] : nodes) {
+    if (job == "demo/infra-agent") continue;
+    EXPECT_FALSE(on.count("n6")) << job << " ran on the tainted node";
+  }
 }
 
 }  // namespace
