@@ -164,7 +164,7 @@ def run_one(scheduler, a, log_dir):
             proc = subprocess.Popen([VCS, "run", d, conf], stdout=log, stderr=subprocess.STDOUT)
         else:
             proc = subprocess.Popen([a.volcache, "serve", "--kubeconfig", os.path.join(d, "kubeconfig"),
-                                     "--actions", "enqueue,allocate", "--no-admin"],
+                                     "--actions", "enqueue,allocate", "--no-admin"] + a.serve_args.split(),
                                     stdout=log, stderr=subprocess.STDOUT)
         first = None
         n = 0
@@ -202,6 +202,7 @@ def main():
     p.add_argument("--volcache", default=os.path.join(ROOT, "build", "cmd", "volcache"))
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--log-dir", default=None)
+    p.add_argument("--serve-args", default="", help="more flags for volcache serve (space-separated)")
     p.add_argument("--schedulers", default="volcache,volcano", help="which to run, in turn (comma-separated)")
     a = p.parse_args()
     for tool in (KAS, VCS):
