@@ -122,16 +122,7 @@ int64_t IntolerablePreferNoScheduleTaints(const std::vector<k8s::Toleration>& to
 
 std::vector<HostPort> WantedHostPorts(const k8s::PodSpec& spec) {
   std::vector<HostPort> out;
-  for (const k8s::Container& c : spec.containers) {
-    for (const k8s::ContainerPort& p : c.ports) {
-      if (p.host_port <= 0) continue;
-      HostPort hp;
-      hp.ip = p.host_ip == "0.0.0.0" ? std::string() : p.host_ip;
-      hp.protocol = p.protocol.empty() ? std::string("TCP") : p.protocol;
-      hp.port = p.host_port;
-      out.push_back(std::move(hp));
-    }
-  }
+  AppendHostPorts(spec.containers, &out);
   return out;
 }
 

@@ -151,7 +151,9 @@ bool IsBestEffort(const Resource& r) {
   return true;
 }
 
-void AddHostPorts(const std::vector<k8s::Container>& containers, std::vector<HostPort>* out) {
+}  // namespace
+
+void AppendHostPorts(const std::vector<k8s::Container>& containers, std::vector<HostPort>* out) {
   for (const k8s::Container& c : containers) {
     for (const k8s::ContainerPort& p : c.ports) {
       if (p.host_port <= 0) continue;
@@ -163,8 +165,6 @@ void AddHostPorts(const std::vector<k8s::Container>& containers, std::vector<Hos
     }
   }
 }
-
-}  // namespace
 
 Result<Resource> PodRequest(const k8s::Pod& pod) {
   Resource total;
@@ -310,8 +310,8 @@ Result<TaskInfo> TaskInfo::FromPod(k8s::PodPtr pod) {
   const LabelFacts facts = LabelFactsOf(p);
   if (!facts.group.empty()) meta->job = k8s::InternSharedKey(p.metadata.namespace_, facts.group);
   TaskMeta::NodeFacts extra;
-  AddHostPorts(p.spec.init_containers, &extra.host_ports);
-  AddHostPorts(p.spec.containers, &extra.host_ports);
+  AppendHostPorts(p.spec.init_containers, &extra.host_ports);
+  AppendHostPorts(p.spec.containers, &extra.host_ports);
   extra.pvcs.reserve(p.spec.pvc_names().size());
   for (const std::string& claim : p.spec.pvc_names())
     extra.pvcs.push_back(PodKey(p.metadata.namespace_, claim));

@@ -62,6 +62,9 @@ struct HostPort {
   friend bool operator==(const HostPort&, const HostPort&) = default;
 };
 
+// Appends the host ports of `containers` (hostPort > 0; "" for 0.0.0.0, TCP by default).
+void AppendHostPorts(const std::vector<k8s::Container>& containers, std::vector<HostPort>* out);
+
 // Counted in place (boost::intrusive_ref_counter, 4 bytes at its start): a pointer to it is
 // one word, and every copy of a task holds one.
 struct TaskMeta : boost::intrusive_ref_counter<TaskMeta, boost::thread_safe_counter> {

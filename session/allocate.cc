@@ -706,21 +706,7 @@ class Allocator {
     if (spec.node_selector.empty() && !placement::HasRequiredNodeAffinity(spec)) return nullptr;
     std::string& key = affinity_key_;
     key.clear();
-    for (const auto& [k, v] : spec.node_selector) key.append(k).append("=").append(v).append(",");
-    if (const auto& req = spec.node_affinity().required) {
-      for (const auto& term : *req) {
-        key.append("(");
-        for (const auto* rs : {&term.match_expressions, &term.match_fields}) {
-          for (const auto& r : *rs) {
-            key.append(r.key).append(" ").append(r.op);
-            for (const auto& v : r.values) key.append(" ").append(v);
-            key.append(",");
-          }
-          key.append(";");
-        }
-        key.append(")");
-      }
-    }
+    AppendNodeAffinityKey(spec, &key);
     auto [it, inserted] = affinity_nodes_.try_emplace(key);
     if (inserted) {
       for (size_t i = 0; i < nodes_.size(); ++i) {

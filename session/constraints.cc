@@ -58,18 +58,7 @@ void CanonEligibility(const k8s::TopologySpreadConstraint& c, const k8s::PodSpec
                       const std::vector<const k8s::TopologySpreadConstraint*>& all, std::string* out) {
   for (const auto* o : all) out->append(o->topology_key).append(",");
   out->append("|");
-  if (c.node_affinity_policy != "Ignore") {
-    for (const auto& [k, v] : spec.node_selector) out->append(k).append("=").append(v).append(",");
-    if (const auto& req = spec.node_affinity().required) {
-      for (const auto& term : *req) {
-        out->append("(");
-        CanonRequirements(term.match_expressions, out);
-        out->append(";");
-        CanonRequirements(term.match_fields, out);
-        out->append(")");
-      }
-    }
-  }
+  if (c.node_affinity_policy != "Ignore") AppendNodeAffinityKey(spec, out);
   out->append("|");
   if (c.node_taints_policy == "Honor") {
     for (const auto& t : spec.tolerations) {
@@ -82,6 +71,19 @@ void CanonEligibility(const k8s::TopologySpreadConstraint& c, const k8s::PodSpec
 bool Terminating(const k8s::Pod& p) { return p.metadata.deletion_timestamp.has_value(); }
 
 }  // namespace
+
+void AppendNodeAffinityKey(const k8s::PodSpec& spec, std::string* out) {
+  for (const auto& [k, v] : spec.node_selector) out->append(k).append("=").append(v).append(",");
+  if (const auto& req = spec.node_affinity().required) {
+    for (const auto& term : *req) {
+      out->append("(");
+      CanonRequirements(term.match_expressions, out);
+      out->append(";");
+      CanonRequirements(term.match_fields, out);
+      out->append(")");
+    }
+  }
+}
 
 struct Constraints::Topo {
   std::vector<int32_t> value_of;  // per node; -1 when the node lacks the key
@@ -316,7 +318,6 @@ void Constraints::BuildHolders() {
 }
 
 bool Constraints::Prepare(const TaskInfo& task) {
-  task_ = &task;
   ports_.clear();
   affinity_ = nullptr;
   affinity_first_ok_ = false;
@@ -368,9 +369,8 @@ bool Constraints::Prepare(const TaskInfo& task) {
   for (Holder* h : holder_list_) {
     if (h->total > 0 && placement::TermMatchesPod(*h->term, h->owner_ns, pod)) holders_on_.push_back(h);
   }
-  active_ = !ports_.empty() || affinity_ != nullptr || !anti_.empty() || !holders_on_.empty() ||
-            !hard_spread_.empty() || !preferred_.empty() || !soft_spread_.empty();
-  return active_;
+  return !ports_.empty() || affinity_ != nullptr || !anti_.empty() || !holders_on_.empty() ||
+         !hard_spread_.empty() || !preferred_.empty() || !soft_spread_.empty();
 }
 
 bool Constraints::MayConstrain(const TaskInfo& task) {

@@ -39,6 +39,10 @@
 
 namespace volcache {
 
+// Appends a canonical text of the spec's nodeSelector and required node affinity: two specs
+// with the same text pass the same nodes.
+void AppendNodeAffinityKey(const k8s::PodSpec& spec, std::string* out);
+
 class Constraints {
  public:
   // `nodes`: the session's nodes, indexed as the caller indexes them.
@@ -50,12 +54,9 @@ class Constraints {
   // Prepares the checks and scores of `task` for the node search that follows. False when
   // there is nothing to check (Check would always answer ""), so a plain task costs nothing.
   bool Prepare(const TaskInfo& task);
-  // Whether the prepared task's answer may depend on more than its request and the node's
-  // static predicates (the allocator's per-request memo must not cover it).
-  bool Active() const { return active_; }
   // The first of the prepared task's constraints that `node` fails, in kube-scheduler's
-  // wording; "" when it passes. `ports_only` checks NodePorts alone (it runs before the
-  // resource check; the rest after it, as kube-scheduler orders its filters).
+  // wording; "" when it passes. CheckPorts is NodePorts (it runs before the resource check),
+  // CheckPods the inter-pod filters (after it), as kube-scheduler orders its filters.
   std::string_view CheckPorts(uint32_t node) const;
   std::string_view CheckPods(uint32_t node) const;
 
@@ -119,9 +120,7 @@ class Constraints {
   std::vector<std::vector<HostPort>> session_ports_;
   std::vector<std::pair<const TaskInfo*, uint32_t>> log_;
 
-  // The prepared task.
-  const TaskInfo* task_ = nullptr;
-  bool active_ = false;
+  // The prepared task's checks.
   std::vector<HostPort> ports_;
   Counter* affinity_ = nullptr;  // all required affinity terms
   bool affinity_first_ok_ = false;
