@@ -28,6 +28,7 @@
 #include "api/queue_info.h"
 #include "api/resource.h"
 #include "api/topology_info.h"
+#include "api/volume_info.h"
 
 namespace volcache {
 
@@ -75,6 +76,9 @@ class ClusterInfo {
   // The HyperNode forest (never null in a cache snapshot; shared and immutable: sessions
   // replace it, never write through it).
   std::shared_ptr<const TopologyInfo> topology = std::make_shared<const TopologyInfo>();
+  // The PersistentVolumeClaims, PersistentVolumes and StorageClasses (never null in a cache
+  // snapshot; shared and immutable as the topology).
+  std::shared_ptr<const VolumeInfo> volumes = std::make_shared<const VolumeInfo>();
 
   // ---- bookkeeping for the cache (not for sessions) ----
   uint64_t generation() const { return generation_; }

@@ -1,5 +1,8 @@
 #include "api/placement.h"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <charconv>
 #include <string>
 
@@ -148,6 +151,92 @@ bool TermMatchesPod(const k8s::PodAffinityTerm& term, std::string_view owner_nam
 
 bool SelectorMatches(const std::optional<k8s::LabelSelector>& selector, const k8s::StringMap& labels) {
   return selector && k8s::LabelSelectorMatches(*selector, labels);
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 4> kVolumeZoneLabels = {
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
+
+bool IsVolumeZoneLabel(std::string_view key) {
+  for (std::string_view k : kVolumeZoneLabels) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+// Whether `value` is one of the "__"-separated zones of `zones` (kube's LabelZonesToSet;
+// blanks around each zone are trimmed).
+bool ZonesHold(std::string_view zones, std::string_view value) {
+  auto trim = [](std::string_view z) {
+    while (!z.empty() && z.front() == ' ') z.remove_prefix(1);
+    while (!z.empty() && z.back() == ' ') z.remove_suffix(1);
+    return z;
+  };
+  size_t pos = 0;
+  while (true) {
+    const size_t end = zones.find("__", pos);
+    std::string_view zone =
+        trim(zones.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+    if (!zone.empty() && zone == value) return true;
+    if (end == std::string_view::npos) return false;
+    pos = end + 2;
+  }
+}
+
+}  // namespace
+
+std::string ResolveClaims(const std::vector<std::string>& claims, const VolumeInfo& volumes,
+                          std::vector<const k8s::PersistentVolume*>* bound) {
+  bound->clear();
+  for (const std::string& key : claims) {
+    const std::string_view name = std::string_view(key).substr(key.find('/') + 1);
+    auto c = volumes.claims.find(key);
+    if (c == volumes.claims.end()) return fmt::format("persistentvolumeclaim \"{}\" not found", name);
+    const k8s::PersistentVolumeClaim& pvc = *c->second;
+    if (pvc.metadata.deletion_timestamp.has_value())
+      return fmt::format("persistentvolumeclaim \"{}\" is being deleted", name);
+    if (pvc.volume_name.empty()) {
+      const std::string class_name = pvc.storage_class_name.value_or("");
+      if (class_name.empty()) return std::string(kReasonUnboundImmediate);
+      auto sc = volumes.classes.find(class_name);
+      if (sc == volumes.classes.end())
+        return fmt::format("storageclass.storage.k8s.io \"{}\" not found", class_name);
+      if (sc->second->volume_binding_mode != "WaitForFirstConsumer")
+        return std::string(kReasonUnboundImmediate);
+      return fmt::format(
+          "pod has unbound PersistentVolumeClaim \"{}\" of WaitForFirstConsumer class \"{}\" (volcache does "
+          "not bind volumes)",
+          name, class_name);
+    }
+    auto v = volumes.volumes.find(pvc.volume_name);
+    if (v == volumes.volumes.end()) return std::string(kReasonPVNotExist);
+    bound->push_back(v->second.get());
+  }
+  return "";
+}
+
+std::string_view VolumeNodeConflict(const std::vector<const k8s::PersistentVolume*>& bound,
+                                    const k8s::Node& node) {
+  for (const k8s::PersistentVolume* pv : bound) {
+    if (pv->node_affinity.has_value() && !NodeSelectorTermsMatch(*pv->node_affinity, node))
+      return kReasonVolumeNodeConflict;
+  }
+  bool node_has_zone = false;
+  for (std::string_view k : kVolumeZoneLabels)
+    node_has_zone = node_has_zone || node.metadata.labels.find(k) != node.metadata.labels.end();
+  if (!node_has_zone) return {};
+  for (const k8s::PersistentVolume* pv : bound) {
+    for (const auto& [key, zones] : pv->metadata.labels) {
+      if (!IsVolumeZoneLabel(key)) continue;
+      auto it = node.metadata.labels.find(key);
+      const std::string_view have =
+          it != node.metadata.labels.end() ? std::string_view(it->second) : std::string_view();
+      if (!ZonesHold(zones, have)) return kReasonVolumeZone;
+    }
+  }
+  return {};
 }
 
 }  // namespace volcache::placement

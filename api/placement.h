@@ -18,6 +18,14 @@
 //     or its namespaceSelector matches the namespace's labels, and its labelSelector (null:
 //     nothing) matches the pod's labels. Namespace labels are not watched: a namespace is taken
 //     to carry only `kubernetes.io/metadata.name: <name>`, the label every namespace has.
+//   * VolumeBinding and VolumeZone, for a pod's PersistentVolumeClaims (api/volume_info.h):
+//     every claim must exist and not be terminating; a bound claim (spec.volumeName) needs its
+//     PersistentVolume, whose required node affinity the node must match and whose zone and
+//     region labels (topology.kubernetes.io/* and failure-domain.beta.kubernetes.io/*, several
+//     values joined by "__") must hold the node's value of that label when the node has any
+//     such label. An unbound claim makes the pod unschedulable: with no class or an Immediate
+//     class it waits for the PV controller, as in kube-scheduler; with a WaitForFirstConsumer
+//     class kube-scheduler would choose a volume or provision one, which volcache does not do.
 //
 // Thread-safety: pure functions.
 
@@ -27,6 +35,7 @@
 
 #include "api/k8s/objects.h"
 #include "api/task_info.h"
+#include "api/volume_info.h"
 
 namespace volcache::placement {
 
@@ -43,6 +52,12 @@ inline constexpr std::string_view kReasonSpread = "node(s) didn't match pod topo
 inline constexpr std::string_view kReasonSpreadLabel =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 inline constexpr std::string_view kReasonTooManyPods = "Too many pods";
+inline constexpr std::string_view kReasonVolumeNodeConflict = "node(s) had volume node affinity conflict";
+inline constexpr std::string_view kReasonVolumeZone = "node(s) had no available volume zone";
+inline constexpr std::string_view kReasonUnboundImmediate =
+    "pod has unbound immediate PersistentVolumeClaims";
+inline constexpr std::string_view kReasonPVNotExist =
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
 inline constexpr std::string_view kUnschedulableTaintKey = "node.kubernetes.io/unschedulable";
 
 bool RequirementMatches(const k8s::NodeSelectorRequirement& r, const k8s::StringMap& labels);
@@ -81,5 +96,15 @@ bool TermSelectsNamespace(const k8s::PodAffinityTerm& term, std::string_view own
 bool TermMatchesPod(const k8s::PodAffinityTerm& term, std::string_view owner_namespace, const k8s::Pod& pod);
 // A topology spread constraint's selector over a pod (null selector: nothing).
 bool SelectorMatches(const std::optional<k8s::LabelSelector>& selector, const k8s::StringMap& labels);
+
+// VolumeBinding's per-pod part: resolves `claims` ("namespace/name", as TaskMeta::pvcs keeps
+// them). Returns why the pod fits no node (the same for every node, in kube-scheduler's
+// wording where it has one), or "" with the bound claims' PersistentVolumes in `bound`.
+std::string ResolveClaims(const std::vector<std::string>& claims, const VolumeInfo& volumes,
+                          std::vector<const k8s::PersistentVolume*>* bound);
+// VolumeBinding's and VolumeZone's per-node part over ResolveClaims' volumes: the first
+// failing reason, "" when the node fits them all.
+std::string_view VolumeNodeConflict(const std::vector<const k8s::PersistentVolume*>& bound,
+                                    const k8s::Node& node);
 
 }  // namespace volcache::placement

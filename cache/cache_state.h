@@ -333,6 +333,13 @@ struct SchedulerCache::Impl {
   // Rebuilds `topology` when the forest or the Ready set changed since it was built.
   const std::shared_ptr<const TopologyInfo>& Topology() REQUIRES(mu);
 
+  // ---- volumes (VolumeBinding, VolumeZone) ----
+  VolumeInfo volume_objects GUARDED_BY(mu);
+  // The version snapshots share; null after a volume object changed, until Volumes() copies
+  // volume_objects again (once per snapshot at most, however many events came in between).
+  std::shared_ptr<const VolumeInfo> volumes GUARDED_BY(mu);
+  const std::shared_ptr<const VolumeInfo>& Volumes() REQUIRES(mu);
+
   // ---- cluster-wide objects ----
   std::unordered_map<std::string, QueueInfo> queues GUARDED_BY(mu);
   std::map<std::string, int32_t, std::less<>> priority_classes GUARDED_BY(mu);

@@ -284,6 +284,54 @@ Status SchedulerCache::DeletePriorityClass(const k8s::PriorityClass& pc) {
   return Count(impl_->counters, Status::Ok());
 }
 
+namespace {
+
+template <class T>
+auto& VolumeMap(VolumeInfo& v) {
+  if constexpr (std::is_same_v<T, k8s::PersistentVolumeClaim>) {
+    return v.claims;
+  } else if constexpr (std::is_same_v<T, k8s::PersistentVolume>) {
+    return v.volumes;
+  } else {
+    static_assert(std::is_same_v<T, k8s::StorageClass>);
+    return v.classes;
+  }
+}
+
+}  // namespace
+
+template <class T>
+Status SchedulerCache::AddVolumeObject(const T& obj) {
+  auto p = std::make_shared<const T>(obj);
+  std::string key = k8s::ObjectKey(obj.metadata);
+  MutexLock lock(&impl_->mu);
+  VolumeMap<T>(impl_->volume_objects).insert_or_assign(std::move(key), std::move(p));
+  impl_->volumes.reset();
+  return Count(impl_->counters, Status::Ok());
+}
+
+template <class T>
+Status SchedulerCache::DeleteVolumeObject(const T& obj) {
+  const std::string key = k8s::ObjectKey(obj.metadata);
+  MutexLock lock(&impl_->mu);
+  auto& map = VolumeMap<T>(impl_->volume_objects);
+  auto it = map.find(key);
+  if (it == map.end()) {
+    return Count(impl_->counters,
+                 Status::NotFound(k8s::DescribeObject(k8s::Object(obj)) + ": not in the cache"));
+  }
+  map.erase(it);
+  impl_->volumes.reset();
+  return Count(impl_->counters, Status::Ok());
+}
+
+template Status SchedulerCache::AddVolumeObject(const k8s::PersistentVolumeClaim&);
+template Status SchedulerCache::AddVolumeObject(const k8s::PersistentVolume&);
+template Status SchedulerCache::AddVolumeObject(const k8s::StorageClass&);
+template Status SchedulerCache::DeleteVolumeObject(const k8s::PersistentVolumeClaim&);
+template Status SchedulerCache::DeleteVolumeObject(const k8s::PersistentVolume&);
+template Status SchedulerCache::DeleteVolumeObject(const k8s::StorageClass&);
+
 Status SchedulerCache::AddResourceQuota(const k8s::ResourceQuota& quota) {
   const std::string what = "ResourceQuota " + KeyOf(quota.metadata);
   bool use_status = !quota.status_hard.empty();
@@ -342,6 +390,11 @@ Status SchedulerCache::Apply(EventType type, const k8s::Object& obj) {
         } else if constexpr (std::is_same_v<T, k8s::ResourceQuota>) {
           if (type == EventType::kDelete) return DeleteResourceQuota(o);
           return AddResourceQuota(o);
+        } else if constexpr (std::is_same_v<T, k8s::PersistentVolumeClaim> ||
+                             std::is_same_v<T, k8s::PersistentVolume> ||
+                             std::is_same_v<T, k8s::StorageClass>) {
+          if (type == EventType::kDelete) return DeleteVolumeObject(o);
+          return AddVolumeObject(o);
         } else if constexpr (std::is_same_v<T, k8s::HyperNode>) {
           if (type == EventType::kDelete) {
             DeleteHyperNode(o);
@@ -383,6 +436,10 @@ Status SchedulerCache::Update(std::shared_ptr<const k8s::Object> old_obj,
           return UpdatePriorityClass(std::get<k8s::PriorityClass>(*old_obj), o);
         } else if constexpr (std::is_same_v<T, k8s::ResourceQuota>) {
           return UpdateResourceQuota(std::get<k8s::ResourceQuota>(*old_obj), o);
+        } else if constexpr (std::is_same_v<T, k8s::PersistentVolumeClaim> ||
+                             std::is_same_v<T, k8s::PersistentVolume> ||
+                             std::is_same_v<T, k8s::StorageClass>) {
+          return AddVolumeObject(o);
         } else if constexpr (std::is_same_v<T, k8s::HyperNode>) {
           UpdateHyperNode(Share<k8s::HyperNode>(old_obj), Share<k8s::HyperNode>(new_obj));
           return Status::Ok();

@@ -134,6 +134,13 @@ class SchedulerCache : public EventSink {
   Status AddPriorityClass(const k8s::PriorityClass& pc);
   Status UpdatePriorityClass(const k8s::PriorityClass& old_pc, const k8s::PriorityClass& new_pc);
   Status DeletePriorityClass(const k8s::PriorityClass& pc);
+  // PersistentVolumeClaims, PersistentVolumes and StorageClasses, kept for the snapshot's
+  // volume predicates (api/volume_info.h). Add also updates; a delete of an object the cache
+  // does not hold is NotFound.
+  template <class T>
+  Status AddVolumeObject(const T& obj);
+  template <class T>
+  Status DeleteVolumeObject(const T& obj);
 
   Status AddResourceQuota(const k8s::ResourceQuota& quota);
   Status UpdateResourceQuota(const k8s::ResourceQuota& old_quota, const k8s::ResourceQuota& new_quota);

@@ -168,6 +168,11 @@ void DropEntry(SnapMap<T>& map, const K& key, Slot<T>* slot, typename Slot<T>::S
 
 }  // namespace
 
+const std::shared_ptr<const VolumeInfo>& SchedulerCache::Impl::Volumes() {
+  if (!volumes) volumes = std::make_shared<const VolumeInfo>(volume_objects);
+  return volumes;
+}
+
 const std::shared_ptr<const TopologyInfo>& SchedulerCache::Impl::Topology() {
   if (topology && topology_forest_version == forest.version() && topology_ready_version == ready_version &&
       topology->ready == forest.ready()) {
@@ -306,6 +311,7 @@ void SchedulerCache::Impl::FullSnapshot(ClusterInfo* snap) {
   RebuildNodeList(snap);
   FillStatic(snap);
   snap->topology = Topology();
+  snap->volumes = Volumes();
   B::generation(*snap) = gen;
   B::structure_version(*snap) = queue_version;
   B::node_tree_version(*snap) = tree.version();
@@ -468,6 +474,7 @@ void SchedulerCache::Impl::IncrementalSnapshot(ClusterInfo* snap, RetiredVersion
   if (membership_changed || B::node_tree_version(*snap) != tree.version()) RebuildNodeList(snap);
   FillStatic(snap);
   if (const auto& t = Topology(); snap->topology != t) snap->topology = t;
+  if (const auto& v = Volumes(); snap->volumes != v) snap->volumes = v;
   B::generation(*snap) = gen;
   B::node_tree_version(*snap) = tree.version();
   ++counters.incremental_snapshots;

@@ -113,11 +113,16 @@ struct NodeSlot {
 
 // Appends to `reasons` why `task` cannot go to `node` (kube-scheduler wording); empty when
 // it fits. Checks stop at the first failing predicate, in kube-scheduler's filter order:
-// NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit (max pods,
-// then resources), PodTopologySpread, InterPodAffinity. `cons` (prepared for `task`, or null)
-// checks the ports and the inter-pod constraints of node `index`.
+// the prefilters (the task's volume claims), NodeUnschedulable, TaintToleration, NodeAffinity,
+// NodePorts, NodeResourcesFit (max pods, then resources), VolumeBinding, VolumeZone,
+// PodTopologySpread, InterPodAffinity. `cons` (prepared for `task`, or null) checks the
+// volumes, ports and inter-pod constraints of node `index`.
 void CheckNode(const TaskInfo& task, const Resource& req, const NodeSlot& n, const Resource& avail,
                const Constraints* cons, uint32_t index, std::vector<std::string>* reasons) {
+  if (cons != nullptr && !cons->PodReason().empty()) {
+    reasons->emplace_back(cons->PodReason());
+    return;
+  }
   const k8s::Node* node = n.info->node().get();
   const k8s::PodSpec& spec = task.pod().spec;
   if (node != nullptr) {
@@ -412,7 +417,7 @@ class Allocator {
       for (const auto& t : node->spec.taints) any_prefer_no_schedule_ |= t.effect == "PreferNoSchedule";
       if (!n.info->images().empty()) any_images_ = true;
     }
-    constraints_.emplace(std::move(infos));
+    constraints_.emplace(std::move(infos), snap_.volumes.get());
   }
 
   uint32_t IndexOf(const NodeSlot& n) const { return static_cast<uint32_t>(&n - nodes_.data()); }
@@ -1225,12 +1230,17 @@ AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& optio
   return Allocator(snapshot, options, jobs_by_uid, std::move(reuse)).Run(positions);
 }
 
-std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node) {
+std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node, const VolumeInfo* volumes) {
   NodeSlot n;
   n.info = &node;
   std::vector<std::string> reasons;
   CheckNode(task, Resource(), n, n.avail, nullptr, 0, &reasons);
-  return reasons.empty() ? "" : reasons.front();
+  if (!reasons.empty()) return reasons.front();
+  if (volumes == nullptr || task.meta->pvcs().empty()) return "";
+  std::vector<const k8s::PersistentVolume*> bound;
+  std::string why = placement::ResolveClaims(task.meta->pvcs(), *volumes, &bound);
+  if (why.empty() && node.node() != nullptr) why = placement::VolumeNodeConflict(bound, *node.node());
+  return why;
 }
 
 }  // namespace volcache

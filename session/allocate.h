@@ -167,9 +167,10 @@ AllocationPlan Allocate(const ClusterInfo& snapshot, const SessionOptions& optio
                         std::vector<uint32_t>* positions = nullptr);
 
 // The first static node predicate (unschedulable, taints, node selector and required node
-// affinity) that keeps `task` off `node`, in the fit-error wording; "" when none does. Reclaim
-// and preempt use it.
-std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node);
+// affinity, and with `volumes` the task's volume claims) that keeps `task` off `node`, in the
+// fit-error wording; "" when none does. Reclaim and preempt use it.
+std::string NodePredicateFailure(const TaskInfo& task, const NodeInfo& node,
+                                 const VolumeInfo* volumes = nullptr);
 
 // The deserved water-filling on its own (exposed for tests and reports): per dimension,
 // `total` is shared in proportion to `weights`, no queue getting more than its `caps` entry

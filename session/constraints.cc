@@ -140,7 +140,8 @@ struct Constraints::Spread {
   }
 };
 
-Constraints::Constraints(std::vector<const NodeInfo*> nodes) : nodes_(std::move(nodes)) {}
+Constraints::Constraints(std::vector<const NodeInfo*> nodes, const VolumeInfo* volumes)
+    : nodes_(std::move(nodes)), volumes_(volumes) {}
 Constraints::~Constraints() = default;
 
 Constraints::Topo& Constraints::TopoFor(const std::string& key) {
@@ -318,6 +319,8 @@ void Constraints::BuildHolders() {
 }
 
 bool Constraints::Prepare(const TaskInfo& task) {
+  pod_reason_.clear();
+  bound_volumes_.clear();
   ports_.clear();
   affinity_ = nullptr;
   affinity_first_ok_ = false;
@@ -329,6 +332,11 @@ bool Constraints::Prepare(const TaskInfo& task) {
   const k8s::Pod& pod = task.pod();
   const k8s::PodSpec& spec = pod.spec;
   if (!task.meta->host_ports().empty()) ports_ = placement::WantedHostPorts(spec);
+  if (const std::vector<std::string>& claims = task.meta->pvcs(); !claims.empty()) {
+    static const VolumeInfo kNoVolumes;
+    pod_reason_ =
+        placement::ResolveClaims(claims, volumes_ != nullptr ? *volumes_ : kNoVolumes, &bound_volumes_);
+  }
   if (spec.rare) {
     const std::string_view ns = pod.metadata.namespace_;
     if (const auto& req = spec.pod_affinity().required; !req.empty()) {
@@ -369,13 +377,14 @@ bool Constraints::Prepare(const TaskInfo& task) {
   for (Holder* h : holder_list_) {
     if (h->total > 0 && placement::TermMatchesPod(*h->term, h->owner_ns, pod)) holders_on_.push_back(h);
   }
-  return !ports_.empty() || affinity_ != nullptr || !anti_.empty() || !holders_on_.empty() ||
-         !hard_spread_.empty() || !preferred_.empty() || !soft_spread_.empty();
+  return !pod_reason_.empty() || !bound_volumes_.empty() || !ports_.empty() || affinity_ != nullptr ||
+         !anti_.empty() || !holders_on_.empty() || !hard_spread_.empty() || !preferred_.empty() ||
+         !soft_spread_.empty();
 }
 
 bool Constraints::MayConstrain(const TaskInfo& task) {
   BuildHolders();
-  if (!holder_list_.empty() || !task.meta->host_ports().empty()) return true;
+  if (!holder_list_.empty() || !task.meta->host_ports().empty() || !task.meta->pvcs().empty()) return true;
   const k8s::PodSpec& spec = task.pod().spec;
   return spec.rare &&
          (!spec.pod_affinity().required.empty() || !spec.pod_affinity().preferred.empty() ||
@@ -399,6 +408,11 @@ std::string_view Constraints::CheckPorts(uint32_t node) const {
 }
 
 std::string_view Constraints::CheckPods(uint32_t node) const {
+  if (!bound_volumes_.empty()) {
+    if (const k8s::Node* n = nodes_[node]->node().get()) {
+      if (std::string_view why = placement::VolumeNodeConflict(bound_volumes_, *n); !why.empty()) return why;
+    }
+  }
   for (const HardSpread& hs : hard_spread_) {
     const int32_t v = hs.s->topo->value_of[node];
     if (v < 0) return placement::kReasonSpreadLabel;

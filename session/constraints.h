@@ -23,6 +23,9 @@
 //     tolerations, and that carry every constraint's topology key; skew = count in the node's
 //     domain + 1 (when the task matches) − the minimum over domains (0 when there are fewer
 //     domains than minDomains) must be <= maxSkew.
+//   * VolumeBinding and VolumeZone (api/placement.h): the task's claims are resolved once per
+//     task against the snapshot's volumes; a claim that cannot be used fails every node
+//     (PodReason, kube-scheduler's PreFilter), a bound claim's volume checks each node.
 //
 // Thread-safety: one session's state, single-threaded.
 
@@ -36,6 +39,7 @@
 
 #include "api/node_info.h"
 #include "api/task_info.h"
+#include "api/volume_info.h"
 
 namespace volcache {
 
@@ -45,8 +49,9 @@ void AppendNodeAffinityKey(const k8s::PodSpec& spec, std::string* out);
 
 class Constraints {
  public:
-  // `nodes`: the session's nodes, indexed as the caller indexes them.
-  explicit Constraints(std::vector<const NodeInfo*> nodes);
+  // `nodes`: the session's nodes, indexed as the caller indexes them; `volumes`: the
+  // snapshot's (null: none), outliving this object.
+  explicit Constraints(std::vector<const NodeInfo*> nodes, const VolumeInfo* volumes = nullptr);
   ~Constraints();
   Constraints(const Constraints&) = delete;
   Constraints& operator=(const Constraints&) = delete;
@@ -59,6 +64,9 @@ class Constraints {
   // CheckPods the inter-pod filters (after it), as kube-scheduler orders its filters.
   std::string_view CheckPorts(uint32_t node) const;
   std::string_view CheckPods(uint32_t node) const;
+  // Why the prepared task fits no node whatever the node (its volume claims); "" when none.
+  // kube-scheduler's PreFilter: checked before any other predicate.
+  std::string_view PodReason() const { return pod_reason_; }
 
   // Scores of the prepared task that kube-scheduler normalizes over the feasible nodes
   // (0 when not applicable): preferred pod affinity minus anti-affinity, weighted by the
@@ -120,7 +128,11 @@ class Constraints {
   std::vector<std::vector<HostPort>> session_ports_;
   std::vector<std::pair<const TaskInfo*, uint32_t>> log_;
 
+  const VolumeInfo* volumes_;
+
   // The prepared task's checks.
+  std::string pod_reason_;
+  std::vector<const k8s::PersistentVolume*> bound_volumes_;
   std::vector<HostPort> ports_;
   Counter* affinity_ = nullptr;  // all required affinity terms
   bool affinity_first_ok_ = false;

@@ -455,7 +455,7 @@ class Planner {
           if (ni == cursor) ++cursor;
           continue;
         }
-        if (!NodePredicateFailure(*t, *nodes_[ni].info).empty()) continue;
+        if (!NodePredicateFailure(*t, *nodes_[ni].info, snap_.volumes.get()).empty()) continue;
         best = ni;
         break;
       }
@@ -472,7 +472,8 @@ class Planner {
         // One victim of the lowest priority any victim has cannot be beaten.
         if (best_victims.size() == 1 && best_priority <= lowest_victim_priority_) break;
         bool fails = !req.LessEqual(nodes_[ni].allocatable, DimensionDefault::kZero) ||
-                     nodes_[ni].victims.empty() || !NodePredicateFailure(*t, *nodes_[ni].info).empty();
+                     nodes_[ni].victims.empty() ||
+                     !NodePredicateFailure(*t, *nodes_[ni].info, snap_.volumes.get()).empty();
         std::vector<size_t> victims;
         fails = fails || !SelectOnNode(ni, req, j, preempt, &victims);
         if (fails) {

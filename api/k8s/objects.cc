@@ -18,6 +18,9 @@ constexpr std::string_view StaticKind() {
   if constexpr (std::is_same_v<T, PriorityClass>) return "PriorityClass";
   if constexpr (std::is_same_v<T, ResourceQuota>) return "ResourceQuota";
   if constexpr (std::is_same_v<T, HyperNode>) return "HyperNode";
+  if constexpr (std::is_same_v<T, PersistentVolumeClaim>) return "PersistentVolumeClaim";
+  if constexpr (std::is_same_v<T, PersistentVolume>) return "PersistentVolume";
+  if constexpr (std::is_same_v<T, StorageClass>) return "StorageClass";
   return {};
 }
 

@@ -519,6 +519,34 @@ struct ResourceQuota {
   ResourceList status_used;
 };
 
+// --------------------------- core/v1 PersistentVolumeClaim, PersistentVolume, storage.k8s.io StorageClass
+// Read for placement only (VolumeBinding, VolumeZone): what a pod's claims bind it to.
+
+struct PersistentVolumeClaim {
+  ObjectMeta metadata;
+  std::string volume_name;  // spec.volumeName: "" while the claim is unbound
+  // The annotation volume.beta.kubernetes.io/storage-class when present (it takes precedence,
+  // as in kube's GetPersistentVolumeClaimClass), else spec.storageClassName; absent when
+  // neither is set.
+  std::optional<std::string> storage_class_name;
+  std::string phase;  // status.phase: Pending, Bound, Lost
+};
+
+struct PersistentVolume {
+  ObjectMeta metadata;  // labels: topology.kubernetes.io/zone and /region for VolumeZone
+  // spec.nodeAffinity.required.nodeSelectorTerms (terms ORed); absent: every node.
+  std::optional<std::vector<NodeSelectorTerm>> node_affinity;
+  std::string storage_class_name;  // the beta annotation when present, else spec.storageClassName
+  std::string phase;               // status.phase: Pending, Available, Bound, Released, Failed
+};
+
+// Cluster-scoped.
+struct StorageClass {
+  ObjectMeta metadata;
+  std::string provisioner;
+  std::string volume_binding_mode = "Immediate";  // or WaitForFirstConsumer
+};
+
 // ------------------------------------------------- topology.volcano.sh HyperNode
 
 // One member of a HyperNode: a Node or HyperNode selected by exactly one selector
@@ -554,11 +582,11 @@ struct Unstructured {
   ObjectMeta metadata;
 };
 
-using Object =
-    std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, Unstructured>;
+using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode,
+                            PersistentVolumeClaim, PersistentVolume, StorageClass, Unstructured>;
 
-// "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", or the
-// Unstructured kind.
+// "Pod", "Node", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode",
+// "PersistentVolumeClaim", "PersistentVolume", "StorageClass", or the Unstructured kind.
 std::string_view KindOf(const Object& obj);
 const ObjectMeta& MetaOf(const Object& obj);
 // "<namespace>/<name>", or the name alone for a cluster-scoped object: how stores key objects.
