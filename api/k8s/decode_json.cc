@@ -1033,6 +1033,83 @@ Status DecodeHyperNodeBody(const Ctx& c, const json& j, HyperNode* hn) {
   });
 }
 
+// ------------------------------------------- PersistentVolumeClaim, PersistentVolume, StorageClass
+//
+// What kube-scheduler's VolumeBinding and VolumeZone filters read. Fields the API server
+// would refuse are refused here too where the filters depend on them (a PV's node affinity,
+// a StorageClass's volumeBindingMode); the rest is read as given.
+
+constexpr std::string_view kBetaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class";
+
+// The beta annotation, when present (even ""): it takes precedence over spec.storageClassName,
+// as in kube's GetPersistentVolumeClaimClass and GetPersistentVolumeClass.
+std::optional<std::string> BetaStorageClass(const ObjectMeta& meta) {
+  auto it = meta.annotations.find(kBetaStorageClassAnnotation);
+  if (it == meta.annotations.end()) return std::nullopt;
+  return it->second.str();
+}
+
+Status DecodePersistentVolumeClaimBody(const Ctx& c, const json& j, PersistentVolumeClaim* pvc) {
+  VC_RETURN_IF_ERROR(DecodeSpecAndStatus(
+      c, j,
+      [&](const json& s, const Path& p) {
+        VC_RETURN_IF_ERROR(Get(c, s, p, "volumeName", &pvc->volume_name));
+        return Get(c, s, p, "storageClassName", &pvc->storage_class_name);
+      },
+      [&](const json& s, const Path& p) { return Get(c, s, p, "phase", &pvc->phase); }));
+  if (auto beta = BetaStorageClass(pvc->metadata)) pvc->storage_class_name = std::move(beta);
+  return Status::Ok();
+}
+
+// spec.nodeAffinity.required.nodeSelectorTerms, each term as a pod's required node affinity
+// reads it (the same operators and Gt/Lt rules). A nodeAffinity without `required` constrains
+// nothing (kube's CheckNodeAffinity); `required` with no terms matches no node.
+Status DecodeVolumeNodeAffinity(const Ctx& c, const json& na, const Path& p,
+                                std::optional<std::vector<NodeSelectorTerm>>* out) {
+  const json* required = nullptr;
+  VC_RETURN_IF_ERROR(GetObject(c, na, p, "required", &required));
+  if (required == nullptr) return Status::Ok();
+  std::vector<NodeSelectorTerm> terms;
+  VC_RETURN_IF_ERROR(ForEachObject(c, *required, p.Field("required"), "nodeSelectorTerms",
+                                   [&](const json& o, const Path& tp) {
+                                     NodeSelectorTerm t;
+                                     VC_RETURN_IF_ERROR(ConvNodeSelectorTerm(c, o, tp, &t));
+                                     terms.push_back(std::move(t));
+                                     return Status::Ok();
+                                   }));
+  *out = std::move(terms);
+  return Status::Ok();
+}
+
+Status DecodePersistentVolumeBody(const Ctx& c, const json& j, PersistentVolume* pv) {
+  VC_RETURN_IF_ERROR(DecodeSpecAndStatus(
+      c, j,
+      [&](const json& s, const Path& p) {
+        VC_RETURN_IF_ERROR(Get(c, s, p, "storageClassName", &pv->storage_class_name));
+        const json* na = nullptr;
+        VC_RETURN_IF_ERROR(GetObject(c, s, p, "nodeAffinity", &na));
+        if (na == nullptr) return Status::Ok();
+        return DecodeVolumeNodeAffinity(c, *na, p.Field("nodeAffinity"), &pv->node_affinity);
+      },
+      [&](const json& s, const Path& p) { return Get(c, s, p, "phase", &pv->phase); }));
+  if (auto beta = BetaStorageClass(pv->metadata)) pv->storage_class_name = std::move(*beta);
+  return Status::Ok();
+}
+
+// volumeBindingMode: absent or null is Immediate (the API server's default); anything but
+// Immediate and WaitForFirstConsumer (even "") is refused, as the API server refuses it.
+Status DecodeStorageClassBody(const Ctx& c, const json& j, StorageClass* sc) {
+  const Path root;
+  VC_RETURN_IF_ERROR(Get(c, j, root, "provisioner", &sc->provisioner));
+  VC_RETURN_IF_ERROR(Get(c, j, root, "volumeBindingMode", &sc->volume_binding_mode));
+  if (sc->volume_binding_mode != "Immediate" && sc->volume_binding_mode != "WaitForFirstConsumer") {
+    return c.Error(
+        root.Field("volumeBindingMode"),
+        fmt::format("\"{}\" is not one of Immediate, WaitForFirstConsumer", sc->volume_binding_mode));
+  }
+  return Status::Ok();
+}
+
 // ----------------------------------------------------------- PriorityClass, ResourceQuota
 
 Status DecodePriorityClassBody(const Ctx& c, const json& j, PriorityClass* pc) {
@@ -1061,6 +1138,9 @@ enum class KindId : uint8_t {
   kPriorityClass,
   kResourceQuota,
   kHyperNode,
+  kPersistentVolumeClaim,
+  kPersistentVolume,
+  kStorageClass,
   kOther
 };
 
@@ -1088,6 +1168,9 @@ Result<KindId> Classify(const Ctx& c, std::string_view api_version, std::string_
       {"PodGroup", "scheduling.volcano.sh", {"v1beta1", "v1alpha1", "v1alpha2"}, KindId::kPodGroup},
       {"Queue", "scheduling.volcano.sh", {"v1beta1", "v1alpha1", "v1alpha2"}, KindId::kQueue},
       {"HyperNode", "topology.volcano.sh", {"v1alpha1"}, KindId::kHyperNode},
+      {"PersistentVolumeClaim", "", {"v1"}, KindId::kPersistentVolumeClaim},
+      {"PersistentVolume", "", {"v1"}, KindId::kPersistentVolume},
+      {"StorageClass", "storage.k8s.io", {"v1", "v1beta1"}, KindId::kStorageClass},
   };
   for (const Known& k : kKnown) {
     if (kind != k.kind) continue;
@@ -1205,6 +1288,15 @@ Result<Object> DecodeValue(const json& j, const DecodeOptions& opt) {
     case KindId::kHyperNode:
       c.kind = "HyperNode";
       return DecodeTyped<HyperNode>(c, j, *meta, DecodeHyperNodeBody);
+    case KindId::kPersistentVolumeClaim:
+      c.kind = "PersistentVolumeClaim";
+      return DecodeTyped<PersistentVolumeClaim>(c, j, *meta, DecodePersistentVolumeClaimBody);
+    case KindId::kPersistentVolume:
+      c.kind = "PersistentVolume";
+      return DecodeTyped<PersistentVolume>(c, j, *meta, DecodePersistentVolumeBody);
+    case KindId::kStorageClass:
+      c.kind = "StorageClass";
+      return DecodeTyped<StorageClass>(c, j, *meta, DecodeStorageClassBody);
     case KindId::kOther:
       break;
   }

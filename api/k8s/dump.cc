@@ -308,6 +308,27 @@ json J(const HyperNode& hn) {
           {"spec", {{"tier", hn.spec.tier}, {"tier_name", hn.spec.tier_name}, {"members", members}}}};
 }
 
+json J(const PersistentVolumeClaim& pvc) {
+  return {{"metadata", J(pvc.metadata)},
+          {"volume_name", pvc.volume_name},
+          {"storage_class_name", J(pvc.storage_class_name)},
+          {"phase", pvc.phase}};
+}
+
+json J(const PersistentVolume& pv) {
+  return {{"metadata", J(pv.metadata)},
+          // [] when absent, [terms] when present (present with no terms matches no node).
+          {"node_affinity", pv.node_affinity ? json::array({J(*pv.node_affinity)}) : json::array()},
+          {"storage_class_name", pv.storage_class_name},
+          {"phase", pv.phase}};
+}
+
+json J(const StorageClass& sc) {
+  return {{"metadata", J(sc.metadata)},
+          {"provisioner", sc.provisioner},
+          {"volume_binding_mode", sc.volume_binding_mode}};
+}
+
 json J(const Unstructured& u) {
   return {{"api_version", u.api_version}, {"kind", u.kind}, {"metadata", J(u.metadata)}};
 }
