@@ -77,7 +77,7 @@ class Connector::Feeder final : public ReflectorHandler {
       case ResourceKind::kPodGroups:
         return conn_->PodGroupIsOurs(std::get<k8s::PodGroup>(obj));
       default:
-        return true;  // queues, priority classes, quotas, HyperNodes: shared by every shard
+        return true;  // queues, priority classes, quotas, HyperNodes, storage: shared by every shard
     }
   }
   void Filtered() {
@@ -228,10 +228,12 @@ void Connector::Start(volcache::EventSink* sink, std::function<void()> initial_l
   }
   for (auto& f : feeders_) f->Bind(sink);
   // Queues and priority classes before pods and pod groups is not required (the cache
-  // handles any order), but it makes the first snapshot complete sooner.
+  // handles any order), but it makes the first snapshot complete sooner; so do the storage
+  // objects the pods' volumes refer to.
   for (ResourceKind kind : {ResourceKind::kQueues, ResourceKind::kPriorityClasses, ResourceKind::kNodes,
-                            ResourceKind::kHyperNodes, ResourceKind::kPodGroups,
-                            ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
+                            ResourceKind::kHyperNodes, ResourceKind::kStorageClasses,
+                            ResourceKind::kPersistentVolumes, ResourceKind::kPersistentVolumeClaims,
+                            ResourceKind::kPodGroups, ResourceKind::kResourceQuotas, ResourceKind::kPods}) {
     reflector(kind).Start();
   }
   starter_ = std::thread([this, done = std::move(initial_lists_applied)] { Starter(done); });

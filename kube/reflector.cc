@@ -32,6 +32,9 @@ const ResourceInfo kInfos[] = {
     {"resourcequotas", "ResourceQuota", "v1", "/api/v1", true},
     {"hypernodes", "HyperNode", "topology.volcano.sh/v1alpha1", "/apis/topology.volcano.sh/v1alpha1", false,
      /*optional=*/true},
+    {"persistentvolumeclaims", "PersistentVolumeClaim", "v1", "/api/v1", true},
+    {"persistentvolumes", "PersistentVolume", "v1", "/api/v1", false},
+    {"storageclasses", "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1", false},
 };
 static_assert(std::size(kInfos) == std::size(kAllResourceKinds));
 

@@ -61,12 +61,22 @@ enum class ResourceKind : uint8_t {
   kPriorityClasses,
   kResourceQuotas,
   kHyperNodes,  // topology.volcano.sh/v1alpha1: optional (the CRD may not be installed)
+  // Read for kube-scheduler's VolumeBinding and VolumeZone filters; every cluster serves them.
+  kPersistentVolumeClaims,
+  kPersistentVolumes,
+  kStorageClasses,  // storage.k8s.io/v1
 };
 // Every kind, in ResourceKind order.
-inline constexpr ResourceKind kAllResourceKinds[] = {
-    ResourceKind::kPods,      ResourceKind::kNodes,           ResourceKind::kPodGroups,
-    ResourceKind::kQueues,    ResourceKind::kPriorityClasses, ResourceKind::kResourceQuotas,
-    ResourceKind::kHyperNodes};
+inline constexpr ResourceKind kAllResourceKinds[] = {ResourceKind::kPods,
+                                                     ResourceKind::kNodes,
+                                                     ResourceKind::kPodGroups,
+                                                     ResourceKind::kQueues,
+                                                     ResourceKind::kPriorityClasses,
+                                                     ResourceKind::kResourceQuotas,
+                                                     ResourceKind::kHyperNodes,
+                                                     ResourceKind::kPersistentVolumeClaims,
+                                                     ResourceKind::kPersistentVolumes,
+                                                     ResourceKind::kStorageClasses};
 
 struct ResourceInfo {
   std::string_view name;         // "pods"

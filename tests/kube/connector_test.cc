@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "api/fmt.h"
 #include "tests/kube/fake_apiserver.h"
@@ -492,6 +497,134 @@ TEST(ConnectorTest, HyperNodesNotServedSyncEmptyAndArePickedUpOnceServed) {
       << HyperNodesOf(h.rt).dump();
   EXPECT_TRUE(r.stats().not_served);
   EXPECT_EQ(r.size(), 0u);
+}
+
+// Records what a connector delivers (the cache's side of the feeders), accepting everything.
+class RecordingSink final : public volcache::EventSink {
+ public:
+  Status Apply(EventType type, const k8s::Object& obj) override {
+    Record(type == EventType::kDelete ? "delete" : "apply", std::make_shared<const k8s::Object>(obj));
+    return Status::Ok();
+  }
+  Status Add(std::shared_ptr<const k8s::Object> obj) override {
+    Record("add", std::move(obj));
+    return Status::Ok();
+  }
+  Status Update(std::shared_ptr<const k8s::Object> old_obj,
+                std::shared_ptr<const k8s::Object> new_obj) override {
+    Record("update", std::move(new_obj));
+    return Status::Ok();
+  }
+  // The last version delivered of the object DescribeObject calls `who`, and how ("add",
+  // "update", "delete"); null when none was.
+  std::pair<std::string, ObjectPtr> Last(const std::string& who) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = last_.find(who);
+    return it == last_.end() ? std::pair<std::string, ObjectPtr>{} : it->second;
+  }
+
+ private:
+  void Record(std::string op, ObjectPtr obj) {
+    const std::string who = k8s::DescribeObject(*obj);
+    std::lock_guard<std::mutex> lock(mu_);
+    last_[who] = {std::move(op), std::move(obj)};
+  }
+  mutable std::mutex mu_;
+  std::map<std::string, std::pair<std::string, ObjectPtr>> last_;
+};
+
+nlohmann::json ClaimJson(const std::string& ns, const std::string& name, const std::string& storage_class,
+                         const std::string& volume, const std::string& phase) {
+  nlohmann::json j = {{"apiVersion", "v1"},
+                      {"kind", "PersistentVolumeClaim"},
+                      {"metadata", {{"name", name}, {"namespace", ns}}},
+                      {"spec",
+                       {{"accessModes", {"ReadWriteOnce"}},
+                        {"resources", {{"requests", {{"storage", "1Gi"}}}}},
+                        {"storageClassName", storage_class}}},
+                      {"status", {{"phase", phase}}}};
+  if (!volume.empty()) j["spec"]["volumeName"] = volume;
+  return j;
+}
+
+nlohmann::json VolumeJson(const std::string& name, const std::string& storage_class, const std::string& node,
+                          const std::string& zone) {
+  nlohmann::json hostname = {{"key", "kubernetes.io/hostname"}, {"operator", "In"}, {"values", {node}}};
+  nlohmann::json term = {{"matchExpressions", nlohmann::json::array({hostname})}};
+  nlohmann::json j = {{"apiVersion", "v1"},
+                      {"kind", "PersistentVolume"},
+                      {"metadata", {{"name", name}, {"labels", {{"topology.kubernetes.io/zone", zone}}}}},
+                      {"spec",
+                       {{"capacity", {{"storage", "1Gi"}}},
+                        {"accessModes", {"ReadWriteOnce"}},
+                        {"storageClassName", storage_class},
+                        {"local", {{"path", "/mnt/disks/" + name}}}}},
+                      {"status", {{"phase", "Available"}}}};
+  j["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] = nlohmann::json::array({term});
+  return j;
+}
+
+nlohmann::json StorageClassJson(const std::string& name, const std::string& mode) {
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "StorageClass"},
+          {"metadata", {{"name", name}}},
+          {"provisioner", "kubernetes.io/no-provisioner"},
+          {"volumeBindingMode", mode}};
+}
+
+// PersistentVolumeClaims, PersistentVolumes and StorageClasses are listed and watched (read
+// only) and reach the sink typed: listed ones as adds, then a watched create, an update (the
+// claim binds) and a delete.
+TEST(ConnectorTest, StorageObjectsAreListedAndWatchedIntoTheSink) {
+  FakeApiServer server;
+  server.Create(StorageClassJson("local", "WaitForFirstConsumer"));
+  server.Create(VolumeJson("pv-0", "local", "node-0", "zone-a"));
+  server.Create(ClaimJson("team-a", "data-0", "local", "", "Pending"));
+  RecordingSink sink;
+  std::atomic<bool> listed{false};
+  Connector conn(std::move(RestClient::Create(server.Config()).value()), FastConnector());
+  conn.Start(&sink, [&] { listed = true; });
+  ASSERT_TRUE(Eventually([&] { return listed.load(); }));
+  for (ResourceKind kind : {ResourceKind::kPersistentVolumeClaims, ResourceKind::kPersistentVolumes,
+                            ResourceKind::kStorageClasses}) {
+    EXPECT_TRUE(conn.reflector(kind).HasSynced()) << Info(kind).name;
+    EXPECT_EQ(conn.reflector(kind).stats().lists, 1u) << Info(kind).name;
+  }
+
+  auto [op, obj] = sink.Last("StorageClass local");
+  EXPECT_EQ(op, "add");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(std::get<k8s::StorageClass>(*obj).volume_binding_mode, "WaitForFirstConsumer");
+  std::tie(op, obj) = sink.Last("PersistentVolume pv-0");
+  EXPECT_EQ(op, "add");
+  ASSERT_TRUE(obj);
+  const auto& pv = std::get<k8s::PersistentVolume>(*obj);
+  EXPECT_EQ(pv.storage_class_name, "local");
+  EXPECT_EQ(pv.metadata.labels.at("topology.kubernetes.io/zone"), "zone-a");
+  ASSERT_TRUE(pv.node_affinity.has_value());
+  EXPECT_EQ((*pv.node_affinity)[0].match_expressions[0].values, std::vector<std::string>{"node-0"});
+  std::tie(op, obj) = sink.Last("PersistentVolumeClaim team-a/data-0");
+  EXPECT_EQ(op, "add");
+  ASSERT_TRUE(obj);
+  EXPECT_EQ(std::get<k8s::PersistentVolumeClaim>(*obj).phase, "Pending");
+
+  // Watched: a new class, the claim bound to the volume, the volume deleted.
+  server.Create(StorageClassJson("fast", "Immediate"));
+  server.Upsert(ClaimJson("team-a", "data-0", "local", "pv-0", "Bound"));
+  ASSERT_TRUE(server.Delete("persistentvolumes", "", "pv-0"));
+  ASSERT_TRUE(Eventually([&] { return sink.Last("StorageClass fast").first == "add"; }));
+  ASSERT_TRUE(Eventually([&] { return sink.Last("PersistentVolumeClaim team-a/data-0").first == "update"; }));
+  std::tie(op, obj) = sink.Last("PersistentVolumeClaim team-a/data-0");
+  const auto& bound = std::get<k8s::PersistentVolumeClaim>(*obj);
+  EXPECT_EQ(bound.volume_name, "pv-0");
+  EXPECT_EQ(bound.phase, "Bound");
+  EXPECT_EQ(bound.storage_class_name, std::optional<std::string>("local"));
+  ASSERT_TRUE(Eventually([&] { return sink.Last("PersistentVolume pv-0").first == "delete"; }));
+  EXPECT_EQ(conn.reflector(ResourceKind::kPersistentVolumes).size(), 0u);
+  EXPECT_EQ(conn.reflector(ResourceKind::kStorageClasses).size(), 2u);
+  EXPECT_EQ(conn.stats().decode_errors, 0u);
+  EXPECT_EQ(conn.stats().cache_errors, 0u);
+  conn.Stop();
 }
 
 }  // namespace

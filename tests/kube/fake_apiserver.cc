@@ -55,6 +55,9 @@ const KindInfo kKinds[] = {
     {"queues", "Queue", "scheduling.volcano.sh/v1beta1", false},
     {"leases", "Lease", "coordination.k8s.io/v1", true},
     {"hypernodes", "HyperNode", "topology.volcano.sh/v1alpha1", false},
+    {"persistentvolumeclaims", "PersistentVolumeClaim", "v1", true},
+    {"persistentvolumes", "PersistentVolume", "v1", false},
+    {"storageclasses", "StorageClass", "storage.k8s.io/v1", false},
 };
 
 const KindInfo* ByResource(const std::string& r) {

@@ -1,7 +1,8 @@
 #pragma once
 // FakeApiServer (tests only): an HTTP server on loopback speaking enough of the Kubernetes
-// API for the connector — pods, nodes, resourcequotas (core/v1), priorityclasses
-// (scheduling.k8s.io/v1), podgroups and queues (scheduling.volcano.sh/v1beta1), hypernodes
+// API for the connector — pods, nodes, resourcequotas, persistentvolumeclaims,
+// persistentvolumes (core/v1), priorityclasses (scheduling.k8s.io/v1), storageclasses
+// (storage.k8s.io/v1), podgroups and queues (scheduling.volcano.sh/v1beta1), hypernodes
 // (topology.volcano.sh/v1alpha1; SetServed(false) answers 404 as a server without the CRD),
 // events.
 //   LIST with limit/continue (consistent pages from a snapshot; continue tokens expire on
