@@ -415,6 +415,10 @@ void SimCluster::Load(const SimWorkload& w) {
     s.EmitLocked(EventType::kAdd, *n);
   }
   for (const auto& hn : w.hypernodes) s.EmitLocked(EventType::kAdd, *hn);
+  // Before the jobs arrive: a pod's claims are known when it is first scheduled.
+  for (const auto& sc : w.storage_classes) s.EmitLocked(EventType::kAdd, *sc);
+  for (const auto& pv : w.persistent_volumes) s.EmitLocked(EventType::kAdd, *pv);
+  for (const auto& pvc : w.persistent_volume_claims) s.EmitLocked(EventType::kAdd, *pvc);
   for (const auto& job : w.jobs) {
     const std::string key = k8s::ObjectKey(job.pod_group->metadata);
     s.job_specs[key] = job;

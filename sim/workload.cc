@@ -197,6 +197,12 @@ Status CheckQuantities(const k8s::Object& obj, const std::string& path) {
   return Status::Ok();
 }
 
+// What the API server would have set on a manifest's object: a uid and a resourceVersion.
+void DefaultMeta(k8s::ObjectMeta* meta, const std::string& uid_prefix) {
+  if (meta->uid.empty()) meta->uid = uid_prefix + meta->name;
+  if (meta->resource_version.empty()) meta->resource_version = "1";
+}
+
 }  // namespace
 
 std::string DataDir() {
@@ -351,6 +357,17 @@ Result<SimWorkload> LoadManifests(const std::string& path, const TraceOptions& o
       if (hn->metadata.uid.empty()) hn->metadata.uid = "sim-hypernode-" + hn->metadata.name;
       if (hn->metadata.resource_version.empty()) hn->metadata.resource_version = "1";
       w.hypernodes.push_back(std::make_shared<const k8s::HyperNode>(std::move(*hn)));
+    } else if (auto* sc = std::get_if<k8s::StorageClass>(&obj)) {
+      DefaultMeta(&sc->metadata, "sim-storageclass-");
+      w.storage_classes.push_back(std::make_shared<const k8s::StorageClass>(std::move(*sc)));
+    } else if (auto* pv = std::get_if<k8s::PersistentVolume>(&obj)) {
+      DefaultMeta(&pv->metadata, "sim-pv-");
+      w.persistent_volumes.push_back(std::make_shared<const k8s::PersistentVolume>(std::move(*pv)));
+    } else if (auto* pvc = std::get_if<k8s::PersistentVolumeClaim>(&obj)) {
+      if (pvc->metadata.namespace_.empty()) pvc->metadata.namespace_ = "default";
+      DefaultMeta(&pvc->metadata, "sim-pvc-" + pvc->metadata.namespace_ + "-");
+      w.persistent_volume_claims.push_back(
+          std::make_shared<const k8s::PersistentVolumeClaim>(std::move(*pvc)));
     } else if (auto* p = std::get_if<k8s::Pod>(&obj)) {
       pods.push_back(std::move(*p));
     } else {

@@ -40,8 +40,13 @@ struct SimWorkload {
   std::vector<std::shared_ptr<const k8s::Queue>> queues;
   std::vector<std::shared_ptr<const k8s::PriorityClass>> priority_classes;
   std::vector<k8s::HyperNodePtr> hypernodes;  // a manifest's, or AddTopology's
-  std::vector<SimJob> jobs;                   // in arrival order
-  size_t total_jobs = 0;                      // traces: jobs in the whole trace, before the slice
+  // A manifest's storage objects, for the session's VolumeBinding and VolumeZone filters
+  // (the simulated cluster neither provisions nor binds volumes: they stay as written).
+  std::vector<std::shared_ptr<const k8s::StorageClass>> storage_classes;
+  std::vector<std::shared_ptr<const k8s::PersistentVolume>> persistent_volumes;
+  std::vector<std::shared_ptr<const k8s::PersistentVolumeClaim>> persistent_volume_claims;
+  std::vector<SimJob> jobs;  // in arrival order
+  size_t total_jobs = 0;     // traces: jobs in the whole trace, before the slice
 };
 
 struct TraceOptions {

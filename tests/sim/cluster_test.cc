@@ -347,6 +347,73 @@ struct Rig {
   std::vector<std::string> refused;
 };
 
+constexpr const char* kStorage = R"(
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv-1
+  labels: {topology.kubernetes.io/zone: zone-a}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disks/ssd1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: ml}
+spec: {storageClassName: local, volumeName: pv-1, accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch}
+spec: {storageClassName: local}
+status: {phase: Pending}
+)";
+
+// A manifest's StorageClasses, PersistentVolumes and PersistentVolumeClaims reach the cache
+// before any job arrives (the session's volume filters read them from the snapshot).
+TEST(SimClusterTest, ManifestStorageObjectsReachTheCache) {
+  const std::string manifest = std::string(kManifest) + kStorage;
+  TempFile f(manifest);
+  auto w = LoadWorkload(f.path(), TraceOptions{});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(w->storage_classes.size(), 1u);
+  ASSERT_EQ(w->persistent_volumes.size(), 1u);
+  ASSERT_EQ(w->persistent_volume_claims.size(), 2u);
+  EXPECT_EQ(w->persistent_volumes[0]->metadata.uid, "sim-pv-pv-1");
+  EXPECT_EQ(w->persistent_volume_claims[1]->metadata.namespace_, "default");  // as for pods
+  EXPECT_EQ(w->persistent_volume_claims[1]->metadata.resource_version, "1");
+
+  Rig r;
+  r.Load(manifest);
+  r.Run(100ms);
+  EXPECT_TRUE(r.refused.empty()) << r.refused[0];
+  auto snap = r.rt->cache().Snapshot();
+  const VolumeInfo& v = *snap->volumes;
+  ASSERT_EQ(v.classes.count("local"), 1u);
+  EXPECT_EQ(v.classes.at("local")->volume_binding_mode, "WaitForFirstConsumer");
+  ASSERT_EQ(v.volumes.count("pv-1"), 1u);
+  EXPECT_EQ(v.volumes.at("pv-1")->metadata.labels.at("topology.kubernetes.io/zone"), "zone-a");
+  ASSERT_EQ(v.claims.count("ml/data"), 1u);
+  EXPECT_EQ(v.claims.at("ml/data")->volume_name, "pv-1");
+  ASSERT_EQ(v.claims.count("default/scratch"), 1u);
+  EXPECT_EQ(v.claims.at("default/scratch")->phase, "Pending");
+}
+
 TEST(SimClusterTest, JobLifecycleArrivalBindStartFinishCleanup) {
   Rig r;
   r.Load(kManifest);
