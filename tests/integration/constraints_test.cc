@@ -204,5 +204,90 @@ TEST_F(ConstraintsTest, EachFilterPlacesOnTheOnlyNodeThatFitsOrLeavesThePodUnbou
   EXPECT_TRUE(BindingsExactlyOnce(ns, {"db"}));
 }
 
+// VolumeBinding on the real server: the connector watches PVCs, PVs and StorageClasses. A local
+// PersistentVolume pinned to node-a takes its pod there; a missing claim, and an unbound claim
+// of a WaitForFirstConsumer class, leave their pods unbound with the reason; the missing claim
+// created later, bound to a volume on node-b, takes its pod to node-b.
+TEST_F(ConstraintsTest, VolumeClaimsTakePodsToTheirVolumesNodesOrLeaveThemUnboundWithTheReason) {
+  KubeClient c = Admin();
+  const std::string ns = "volumes";
+  CreateNamespace(c, ns);
+  if (c.Get("/api/v1/nodes/node-a").status == 404) {
+    ASSERT_EQ(CreateNodes(c), "");
+  }
+  auto local_pv = [](const std::string& name, const std::string& node) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "PersistentVolume"},
+                {"metadata", {{"name", name}}},
+                {"spec",
+                 {{"capacity", {{"storage", "1Gi"}}},
+                  {"accessModes", Json::array({"ReadWriteOnce"})},
+                  {"storageClassName", "local"},
+                  {"local", {{"path", "/mnt/" + name}}},
+                  {"nodeAffinity",
+                   {{"required",
+                     {{"nodeSelectorTerms",
+                       Json::array({{{"matchExpressions",
+                                      Json::array({{{"key", "kubernetes.io/hostname"},
+                                                    {"operator", "In"},
+                                                    {"values", Json::array({node})}}})}}})}}}}}}}};
+  };
+  auto claim = [&](const std::string& name, const std::string& volume) {
+    Json spec = {{"accessModes", Json::array({"ReadWriteOnce"})},
+                 {"storageClassName", "local"},
+                 {"resources", {{"requests", {{"storage", "1Gi"}}}}}};
+    if (!volume.empty()) spec["volumeName"] = volume;
+    return Json{{"apiVersion", "v1"},
+                {"kind", "PersistentVolumeClaim"},
+                {"metadata", {{"name", name}, {"namespace", ns}}},
+                {"spec", spec}};
+  };
+  auto uses = [](const std::string& claim_name) {
+    return Json{{"volumes",
+                 Json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim_name}}}}})}};
+  };
+  Json sc = {{"apiVersion", "storage.k8s.io/v1"},
+             {"kind", "StorageClass"},
+             {"metadata", {{"name", "local"}}},
+             {"provisioner", "kubernetes.io/no-provisioner"},
+             {"volumeBindingMode", "WaitForFirstConsumer"}};
+  ASSERT_EQ(c.Post("/apis/storage.k8s.io/v1/storageclasses", sc).status, 201);
+  ASSERT_EQ(c.Post("/api/v1/persistentvolumes", local_pv("pv-a", "node-a")).status, 201);
+  ASSERT_EQ(c.Post("/api/v1/persistentvolumes", local_pv("pv-b", "node-b")).status, 201);
+  ASSERT_EQ(c.Post("/api/v1/namespaces/" + ns + "/persistentvolumeclaims", claim("data-a", "pv-a")).status,
+            201);
+  ASSERT_EQ(c.Post("/api/v1/namespaces/" + ns + "/persistentvolumeclaims", claim("wait", "")).status, 201);
+  ASSERT_EQ(Gang(c, ns, "on-a", 1, uses("data-a")), "");
+  ASSERT_EQ(Gang(c, ns, "missing", 1, uses("later")), "");
+  ASSERT_EQ(Gang(c, ns, "unbound", 1, uses("wait")), "");
+
+  auto serve = StartServe("volumes", {"--schedule-period", "500ms"});
+  ASSERT_TRUE(WaitReady(*serve));
+  ASSERT_TRUE(Eventually([&] { return CountBound(c, ns) == 1; }, Seconds(20))) << Tail(serve->Log());
+  EXPECT_EQ(PodNodes(c, ns)["on-a-0"], "node-a");
+  const std::map<std::string, std::string> want = {
+      {"missing-0", "0/3 nodes are available: 3 persistentvolumeclaim \"later\" not found."},
+      {"unbound-0",
+       "0/3 nodes are available: 3 pod has unbound PersistentVolumeClaim \"wait\" of WaitForFirstConsumer "
+       "class \"local\" (volcache does not bind volumes)."},
+  };
+  for (const auto& [pod, message] : want) {
+    std::string got;
+    EXPECT_TRUE(Eventually([&] { return Unschedulable(c, ns, pod) == message; }, Seconds(10)))
+        << pod << ": " << Unschedulable(c, ns, pod);
+    const auto events = FailedScheduling(c, ns, pod);
+    EXPECT_TRUE(std::find(events.begin(), events.end(), message) != events.end()) << pod;
+  }
+  // The missing claim appears, bound to the volume on node-b: the pod follows it there.
+  ASSERT_EQ(c.Post("/api/v1/namespaces/" + ns + "/persistentvolumeclaims", claim("later", "pv-b")).status,
+            201);
+  ASSERT_TRUE(Eventually([&] { return CountBound(c, ns) == 2; }, Seconds(20))) << Tail(serve->Log());
+  EXPECT_EQ(PodNodes(c, ns)["missing-0"], "node-b");
+  EXPECT_EQ(PodNodes(c, ns)["unbound-0"], "");
+  auto cmp = serve->AdminGet("/debug/compare").json();
+  ASSERT_TRUE(cmp.is_object());
+  EXPECT_EQ(cmp["consistent"], true) << cmp.dump();
+}
+
 }  // namespace
 }  // namespace volcache::integration
