@@ -419,7 +419,7 @@ spec: {schedulerName: volcano, nodeSelector: {zone: b}, containers: [{name: m, r
 }
 
 // examples/constraints.yaml: every job finishes where its constraints allow, and the kubelet
-// refuses nothing.
+// refuses nothing. The volume jobs would run on n1 without their claims.
 TEST(SimRunTest, TheConstraintsExampleRunsWhereItsConstraintsSay) {
   RunOptions o;
   o.workload = volcache::testing::ExamplesDir() + "/constraints.yaml";
@@ -428,11 +428,11 @@ TEST(SimRunTest, TheConstraintsExampleRunsWhereItsConstraintsSay) {
   RunReport r = run.Run();
   EXPECT_TRUE(r.errors.empty()) << r.ToText();
   EXPECT_TRUE(r.all_finished) << r.ToText();
-  EXPECT_EQ(r.jobs_finished, 9u);
+  EXPECT_EQ(r.jobs_finished, 11u);
   EXPECT_EQ(r.sim.admission_refusals, 0u);
   std::map<std::string, std::set<std::string>> nodes;
   for (const sim::JobRecord& j : run.cluster().jobs()) nodes[j.name] = j.nodes;
-  auto zone = [](const std::string& node) { return node <= "n3" ? "zone-a" : "zone-b"; };
+  auto zone = [](const std::string& node) -> std::string { return node <= "n3" ? "zone-a" : "zone-b"; };
   EXPECT_THAT(nodes["demo/ssd"], ::testing::IsSubsetOf({"n1", "n2", "n4"}));
   EXPECT_THAT(nodes["demo/zone-b"], ::testing::IsSubsetOf({"n4", "n5"}));
   EXPECT_EQ(nodes["demo/web"].size(), 2u);        // one host port 8080 per node
@@ -444,6 +444,9 @@ TEST(SimRunTest, TheConstraintsExampleRunsWhereItsConstraintsSay) {
   for (const auto& n : nodes["demo/spread"]) spread_zones.insert(zone(n));
   EXPECT_EQ(spread_zones.size(), 2u);
   EXPECT_EQ(nodes["demo/infra-agent"], (std::set<std::string>{"n6"}));
+  EXPECT_EQ(nodes["demo/local-disk"], (std::set<std::string>{"n3"}));  // the local PV's node affinity
+  ASSERT_EQ(nodes["demo/zonal-disk"].size(), 1u);
+  EXPECT_EQ(zone(*nodes["demo/zonal-disk"].begin()), "zone-b");  // the PV's zone label (VolumeZone)
   for (const auto& [job, on] : nodes) {
     if (job == "demo/infra-agent") continue;
     EXPECT_FALSE(on.count("n6")) << job << " ran on the tainted node";
