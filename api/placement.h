@@ -68,7 +68,7 @@ bool NodeSelectorTermsMatch(const std::vector<k8s::NodeSelectorTerm>& terms, con
 bool MatchesNodeAffinity(const k8s::PodSpec& spec, const k8s::Node& node);
 // Whether the spec constrains nodes beyond the nodeSelector (required node affinity).
 inline bool HasRequiredNodeAffinity(const k8s::PodSpec& spec) {
-  return spec.node_affinity().required.has_value();
+  return spec.rare && spec.rare->node_affinity.required.has_value();  // checked per node: no NoRare()
 }
 // The NodeAffinity score before normalization: the summed weights of the preferred terms the
 // node matches.

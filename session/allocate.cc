@@ -418,6 +418,9 @@ class Allocator {
       if (!n.info->images().empty()) any_images_ = true;
     }
     constraints_.emplace(std::move(infos), snap_.volumes.get());
+    const NodeOrderWeights& w = o_.node_order;
+    absolute_scores_ = (w.image_locality != 0 && any_images_) || w.balanced_resource != 0 ||
+                       w.least_requested != 0 || w.most_requested != 0;
   }
 
   uint32_t IndexOf(const NodeSlot& n) const { return static_cast<uint32_t>(&n - nodes_.data()); }
@@ -509,10 +512,10 @@ class Allocator {
 
   // One search's scoring: the candidate's base score (strategy and absolute scores); with
   // normalized scores the candidates are kept and BestNormalized picks among them.
-  void Consider(const TaskInfo& task, NodeSlot& n, const Resource& req, bool normalized, NodeSlot** best,
-                int64_t* best_score) {
-    const int64_t s =
-        ScoreNode(n, req, o_, scalar_weights_) * o_.node_order.strategy + AbsoluteScore(task, n, req);
+  [[gnu::always_inline]] void Consider(const TaskInfo& task, NodeSlot& n, const Resource& req,
+                                       bool normalized, NodeSlot** best, int64_t* best_score) {
+    int64_t s = ScoreNode(n, req, o_, scalar_weights_) * o_.node_order.strategy;
+    if (absolute_scores_) s += AbsoluteScore(task, n, req);
     if (normalized) {
       cands_.emplace_back(&n, s);
       return;
@@ -1152,6 +1155,7 @@ class Allocator {
   std::optional<Constraints> constraints_;
   std::vector<std::pair<NodeSlot*, int64_t>> cands_;      // a normalized search's feasible nodes
   bool any_prefer_no_schedule_ = false;                   // some node has a PreferNoSchedule taint
+  bool absolute_scores_ = false;                          // some AbsoluteScore weight applies
   bool any_images_ = false;                               // some node lists images
   std::unordered_map<std::string, int32_t> image_nodes_;  // image name → nodes holding it
   // NodesMatchingAffinity's answers by selector and affinity, and its key's buffer.
