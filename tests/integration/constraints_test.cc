@@ -272,11 +272,16 @@ TEST_F(ConstraintsTest, VolumeClaimsTakePodsToTheirVolumesNodesOrLeaveThemUnboun
        "class \"local\" (volcache does not bind volumes)."},
   };
   for (const auto& [pod, message] : want) {
-    std::string got;
     EXPECT_TRUE(Eventually([&] { return Unschedulable(c, ns, pod) == message; }, Seconds(10)))
         << pod << ": " << Unschedulable(c, ns, pod);
-    const auto events = FailedScheduling(c, ns, pod);
-    EXPECT_TRUE(std::find(events.begin(), events.end(), message) != events.end()) << pod;
+    // The event is written after the condition (its own writer): wait for it too.
+    EXPECT_TRUE(Eventually(
+        [&] {
+          const auto events = FailedScheduling(c, ns, pod);
+          return std::find(events.begin(), events.end(), message) != events.end();
+        },
+        Seconds(10)))
+        << pod << ": no FailedScheduling event with " << message;
   }
   // The missing claim appears, bound to the volume on node-b: the pod follows it there.
   ASSERT_EQ(c.Post("/api/v1/namespaces/" + ns + "/persistentvolumeclaims", claim("later", "pv-b")).status,
