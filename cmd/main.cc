@@ -64,7 +64,12 @@ int main(int argc, char** argv) {
     runners[sub] = spec.factory(*sub);
   }
 
-  app.set_version_flag("--version", std::string("volcache ") + VOLCACHE_VERSION);
+  // "volcache 0.1.0 (commit <sha>)": scripts/build.sh compiles in the checkout's commit
+  // (VOLCACHE_COMMIT, "-dirty" when the tree had changes); a bare cmake build has none.
+  std::string version = std::string("volcache ") + VOLCACHE_VERSION;
+  if (std::string_view commit = VOLCACHE_COMMIT; !commit.empty())
+    version += " (commit " + std::string(commit) + ")";
+  app.set_version_flag("--version", version);
   // `--config FILE` (cmd/yaml_config.h) ranks between the command line and the environment.
   std::vector<std::unique_ptr<volcache::cmd::ConfigLayer>> config_layers;
   for (const auto& [sub, run] : runners) {

@@ -29,6 +29,12 @@ case "$kind" in
                                   volcache_kube volcache_session volcache_sim volcache_server volcache_app volcache_replay ;;
   *) echo "usage: $0 [release|asan|tsan|fuzz|tsa] [targets...]" >&2; exit 2 ;;
 esac
+# `volcache --version` names the commit it was built from ("-dirty": with uncommitted changes;
+# only main.cc recompiles when it changes).
+if commit=$(git rev-parse HEAD 2>/dev/null); then
+  git diff-index --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
+  args+=(-DVOLCACHE_COMMIT="$commit")
+fi
 # VOLCACHE_BUILD_DIR overrides the directory (e.g. a second checkout's work in parallel).
 dir="${VOLCACHE_BUILD_DIR:-$dir}"
 # Build output goes to stderr; stdout carries only the build directory (for the callers).

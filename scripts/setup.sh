@@ -20,6 +20,7 @@ PACKAGES=(
   prometheus-cpp-dev                  # server/metrics.h: prometheus-cpp core (Registry, TextSerializer)
   python3-prometheus-client           # tests/server/parse_metrics.py: parses the served /metrics
   etcd-server xz-utils curl openssl   # tests/integration: ../shared/tools/kube-apiserver
+  mmdebstrap umoci skopeo             # scripts/image.sh: the container image from Debian's archive
 )
 
 missing=()
