@@ -1,6 +1,7 @@
 // `volcache run`: the daemon's main job on its embedded simulated cluster (app/run_driver.h) —
 // a time-scaled slice of a real trace by default, a live progress line on stderr, the HTTP
 // admin surface while it runs, and a report at the end (text, or JSON with --report json).
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "cmd/flag_defaults.h"
 #include "cmd/yaml_config.h"
 #include "server/admin_flags.h"
+#include "sim/workload.h"
 
 namespace volcache::cmd {
 namespace {
@@ -43,7 +45,21 @@ struct RunFlags {
   std::string topology;  // --topology racks:N,spines:M (checked at parse time)
   std::string actions;   // empty: "allocate", or with --shared-pool all four (reclaim unless --no-reclaim)
   BindFlowFlags bind_flow;
+  // --jobs and --skip: unless given (command line or --config), the workload's own slice
+  // (sim::DefaultTraceSlice), so that each trace's default selects jobs.
+  CLI::Option* jobs_option = nullptr;
+  CLI::Option* skip_option = nullptr;
 };
+
+// "20000 for trace:philly, 4000 for trace:alibaba" (or the same for --jobs), for --help.
+std::string TraceSliceDefaults(size_t sim::TraceSlice::*field) {
+  std::string out;
+  for (const char* trace : {"trace:philly", "trace:alibaba"}) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string((*sim::DefaultTraceSlice(trace)).*field) + " for " + trace;
+  }
+  return out;
+}
 
 Status ApplyDurations(RunFlags& f) {
   if (!f.duration.empty() && f.duration != "0") {
@@ -73,6 +89,10 @@ int Run(RunFlags& f) {
     std::cerr << s.message() << "\n";
     return 2;
   }
+  if (auto slice = sim::DefaultTraceSlice(f.run.workload)) {
+    if (f.skip_option->count() == 0) f.run.trace.skip = slice->skip;
+    if (f.jobs_option->count() == 0) f.run.trace.max_jobs = slice->max_jobs;
+  }
   f.run.runtime.cache.scheduler_name = f.run.trace.scheduler_name;
   f.run.scheduler.session.score =
       f.score == "least-allocated" ? ScoreStrategy::kLeastAllocated : ScoreStrategy::kBinpack;
@@ -99,7 +119,10 @@ int Run(RunFlags& f) {
       return 2;
     }
   }
-  spdlog::info("volcache run: workload {}, score {}, schedule period {}, actions {}", f.run.workload,
+  spdlog::info("volcache run: workload {}{}, score {}, schedule period {}, actions {}", f.run.workload,
+               sim::DefaultTraceSlice(f.run.workload)
+                   ? fmt::format(" (skip {}, jobs {})", f.run.trace.skip, f.run.trace.max_jobs)
+                   : std::string(),
                ScoreStrategyName(f.run.scheduler.session.score), f.period, ActionsName(f.run.scheduler));
   if (!f.quiet) {
     f.run.progress = &std::cerr;
@@ -146,18 +169,20 @@ int Run(RunFlags& f) {
 CommandRunner AddRun(CLI::App& sub) {
   auto f = std::make_shared<RunFlags>();
   // The bundled workload: a time-scaled slice of the Philly trace on a tenth of its cluster,
-  // arrivals ten times denser than in 2017, for one simulated hour.
-  f->run.trace.max_jobs = 1000;
-  f->run.trace.skip = 20000;
+  // arrivals ten times denser than in 2017, for one simulated hour. The slice (--skip, --jobs)
+  // is each trace's own unless given.
   f->run.trace.time_scale = 60;
   f->run.trace.arrival_scale = 10;
   f->run.trace.cluster_scale = 0.1;
   f->duration = "1h";
   sub.add_option("--workload", f->run.workload, "trace:philly | trace:alibaba | a manifest file (YAML/JSON)")
       ->capture_default_str();
-  sub.add_option("--jobs", f->run.trace.max_jobs, "jobs of the trace to run")->capture_default_str();
-  sub.add_option("--skip", f->run.trace.skip, "jobs of the trace (in arrival order) to skip first")
-      ->capture_default_str();
+  f->jobs_option = sub.add_option(
+      "--jobs", f->run.trace.max_jobs,
+      "jobs of the trace to run (default: " + TraceSliceDefaults(&sim::TraceSlice::max_jobs) + ")");
+  f->skip_option = sub.add_option("--skip", f->run.trace.skip,
+                                  "jobs of the trace (in arrival order) to skip first (default: " +
+                                      TraceSliceDefaults(&sim::TraceSlice::skip) + ")");
   sub.add_option("--time-scale", f->run.trace.time_scale, "trace seconds per simulated second")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -515,6 +515,12 @@ Status AddTopology(const TopologyOptions& t, SimWorkload* w) {
   return Status::Ok();
 }
 
+std::optional<TraceSlice> DefaultTraceSlice(std::string_view workload) {
+  if (workload == "trace:philly") return TraceSlice{20000, 1000};
+  if (workload == "trace:alibaba") return TraceSlice{4000, 1000};
+  return std::nullopt;
+}
+
 Result<SimWorkload> LoadWorkload(const std::string& spec, const TraceOptions& o) {
   Result<SimWorkload> w = SimWorkload{};
   if (spec == "trace:philly") {

@@ -17,7 +17,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/k8s/objects.h"
@@ -64,6 +66,16 @@ struct TraceOptions {
   bool shared_pool = false;
   std::string scheduler_name = "volcano";
 };
+
+// The slice `volcache run` takes of a trace when neither --skip nor --jobs says otherwise:
+// 1,000 jobs from the busy middle of each trace. Philly (82,248 jobs): from job 20,000;
+// Alibaba (8,152 jobs): from job 4,000. nullopt for anything that is not a known trace (a
+// manifest runs all of its jobs).
+struct TraceSlice {
+  size_t skip = 0;
+  size_t max_jobs = 0;
+};
+std::optional<TraceSlice> DefaultTraceSlice(std::string_view workload);
 
 // `spec`: "trace:philly", "trace:alibaba", or a manifest file (.yaml/.yml/.json) holding Nodes,
 // Queues, PriorityClasses, PodGroups and Pods. Manifest pods join the PodGroup named by their

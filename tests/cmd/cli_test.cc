@@ -71,6 +71,34 @@ TEST(CliTest, VersionAndHelpExitZero) {
   EXPECT_THAT(h.output, HasSubstr("--workload"));
 }
 
+// Each trace has its own default slice (sim::DefaultTraceSlice): `run --workload
+// trace:alibaba` with no --skip/--jobs runs (Philly's skip of 20,000 is past Alibaba's 8,152
+// jobs), Philly keeps its own, and a --skip or --jobs given replaces only its own half.
+TEST(CliTest, EachTraceRunsItsOwnDefaultSlice) {
+  constexpr char kShort[] = " --duration 1m --no-admin -q --report json";
+  struct Case {
+    std::string args, slice;
+    int total;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--workload trace:alibaba", "workload trace:alibaba (skip 4000, jobs 1000)", 1000},
+           {"", "workload trace:philly (skip 20000, jobs 1000)", 1000},
+           {"--workload trace:philly", "workload trace:philly (skip 20000, jobs 1000)", 1000},
+           {"--workload trace:alibaba --skip 8000", "workload trace:alibaba (skip 8000, jobs 1000)", 152},
+           {"--workload trace:alibaba --jobs 5", "workload trace:alibaba (skip 4000, jobs 5)", 5},
+       }) {
+    Outcome o = RunVolcache("-v 2 run " + c.args + kShort);
+    EXPECT_EQ(o.exit_code, 0) << c.args << ": " << o.output;
+    EXPECT_THAT(o.output, HasSubstr(c.slice)) << c.args;
+    EXPECT_THAT(o.output, HasSubstr("\"jobs\":{\"total\":" + std::to_string(c.total) + ",")) << c.args;
+  }
+  // --help says so.
+  Outcome h = RunVolcache("run --help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_THAT(h.output, HasSubstr("(default: 20000 for trace:philly, 4000 for trace:alibaba)"));
+  EXPECT_THAT(h.output, HasSubstr("(default: 1000 for trace:philly, 1000 for trace:alibaba)"));
+}
+
 TEST(CliTest, RunRefusesAWorkloadWithNoJobs) {
   Outcome o = RunVolcache("run --workload trace:alibaba --skip 100000 --no-admin");
   EXPECT_EQ(o.exit_code, 2) << o.output;
