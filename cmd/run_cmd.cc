@@ -61,6 +61,21 @@ std::string TraceSliceDefaults(size_t sim::TraceSlice::*field) {
   return out;
 }
 
+// A duration flag is checked when it is parsed (on the command line or from --config), so that
+// its error names the flag, and from a file the key and its line. `zero`: "0" is accepted
+// (--duration: until every job finished).
+CLI::Validator DurationCheck(std::chrono::nanoseconds min = {}, bool zero = false) {
+  return CLI::Validator(
+      [min, zero](std::string& v) -> std::string {
+        if (zero && v == "0") return {};
+        auto d = ParseDuration(v);
+        if (!d.ok()) return d.status().message();
+        if (*d < min) return "at least " + DurationFlagDefault(min);
+        return {};
+      },
+      "DURATION");
+}
+
 Status ApplyDurations(RunFlags& f) {
   if (!f.duration.empty() && f.duration != "0") {
     auto d = ParseDuration(f.duration);
@@ -195,6 +210,7 @@ CommandRunner AddRun(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--duration", f->duration, "simulated time to run (e.g. 30m); 0 = until every job finished")
+      ->check(DurationCheck({}, true))
       ->capture_default_str();
   sub.add_option("--speed", f->run.speed, "simulated seconds per wall second (0 = as fast as possible)")
       ->capture_default_str()
@@ -211,9 +227,15 @@ CommandRunner AddRun(CLI::App& sub) {
   sub.add_option("--watch-drop-rate", f->run.sim.watch_drop_rate,
                  "share of watch events lost until the next relist")
       ->check(CLI::Range(0.0, 1.0));
-  sub.add_option("--watch-latency", f->watch_latency, "write → watch event delay")->capture_default_str();
-  sub.add_option("--start-delay", f->start_delay, "bind → pod Running delay")->capture_default_str();
-  sub.add_option("--schedule-period", f->period, "session period")->capture_default_str();
+  sub.add_option("--watch-latency", f->watch_latency, "write → watch event delay")
+      ->check(DurationCheck())
+      ->capture_default_str();
+  sub.add_option("--start-delay", f->start_delay, "bind → pod Running delay")
+      ->check(DurationCheck())
+      ->capture_default_str();
+  sub.add_option("--schedule-period", f->period, "session period")
+      ->check(DurationCheck(std::chrono::milliseconds(20)))
+      ->capture_default_str();
   sub.add_option("--score", f->score, "binpack | least-allocated")
       ->check(CLI::IsMember({"binpack", "least-allocated"}))
       ->capture_default_str();

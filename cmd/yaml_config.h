@@ -26,10 +26,13 @@
 // tier structure is accepted but does not change the session's fixed order (priority, then
 // gang readiness, then creation time).
 //
-// Errors (exit 2, one line) name the file and the key: a missing, unreadable or malformed
-// file, a top level that is not a mapping, an unknown key, a key given twice, a value of the
-// wrong shape (a list or mapping for a single-value flag, a non-boolean for a switch), a
-// value the flag refuses (the flag's own message), an action or plugin the session lacks.
+// Errors (exit 2) are one line naming the file, the line and the key, in one shape:
+//   volcache: --config PATH: line N: key "K": what is wrong
+// for an unknown key, a key given twice, a value of the wrong shape (a list or mapping for a
+// single-value flag, a non-boolean for a switch), a value the flag refuses (the flag's own
+// message), an action or plugin the session lacks (K is then the path into the value, e.g.
+// "tiers[1].plugins[0]"); and `--config PATH: line N, column C: malformed YAML: ...`,
+// `--config PATH: no such file` (unreadable, a directory, several documents, not a mapping).
 //
 // Thread-safety: for main() only, before any thread starts.
 

@@ -187,9 +187,9 @@ TEST_F(ConfigTest, BadKeysAndValuesAreExitTwoWithOneLineNamingTheKey) {
     std::string sub, yaml, key, says;
   };
   for (const Case& c : std::vector<Case>{
-           {"run", "jobz: 5\n", "\"jobz\"", "unknown key"},
-           {"serve", "kubeconfig: x\nlisten-address: 1\n", "\"listen-address\"", "unknown key"},
-           {"serve", "workload: trace:philly\n", "\"workload\"", "unknown key"},  // a flag of run only
+           {"run", "jobz: 5\n", "\"jobz\"", "unknown"},
+           {"serve", "kubeconfig: x\nlisten-address: 1\n", "\"listen-address\"", "unknown"},
+           {"serve", "workload: trace:philly\n", "\"workload\"", "unknown"},  // a flag of run only
            {"run", "jobs: abc\n", "\"jobs\"", "--jobs"},
            {"run", "jobs: [1, 2]\n", "\"jobs\"", "not a list"},
            {"run", "jobs: {a: 1}\n", "\"jobs\"", "not a mapping"},
@@ -210,6 +210,65 @@ TEST_F(ConfigTest, BadKeysAndValuesAreExitTwoWithOneLineNamingTheKey) {
     EXPECT_THAT(o.output, StartsWith("volcache: --config " + path + ": ")) << o.output;
     EXPECT_THAT(o.output, HasSubstr(c.key)) << c.yaml;
     EXPECT_THAT(o.output, HasSubstr(c.says)) << c.yaml;
+  }
+}
+
+// The whole line, exactly: `volcache: --config PATH: line N: key "K": what` (issue 43: the
+// action's message used to come out as `key "actions: action "backfill" is ...`, its quotes
+// broken), and the malformed-YAML line with its line and column in our words.
+TEST_F(ConfigTest, ErrorsAreOneWellFormedLineNamingTheFileLineAndKey) {
+  struct Case {
+    std::string sub, yaml, line;  // `line`: what follows "volcache: --config PATH: "
+  };
+  for (const Case& c : std::vector<Case>{
+           // An action the session lacks (run and serve alike), on the line it is on.
+           {"run", "v: 2\nactions: \"enqueue, allocate, backfill\"\n",
+            "line 2: key \"actions\": action \"backfill\" is not implemented by the reference session "
+            "(best-effort pods are not placed by a separate pass)"},
+           {"serve", "actions: \"allocate, shuffle\"\n",
+            "line 1: key \"actions\": action \"shuffle\" is not implemented by the reference session"},
+           {"run", "actions: \"allocate, dance\"\n",
+            "line 1: key \"actions\": unknown action \"dance\" (supported: enqueue, allocate, reclaim, "
+            "preempt)"},
+           // An unknown key.
+           {"run", "jobs: 2\njobz: 5\n", "line 2: key \"jobz\": unknown (volcache run has no flag --jobz)"},
+           {"serve", "workload: trace:philly\n",
+            "line 1: key \"workload\": unknown (volcache serve has no flag --workload)"},
+           // Malformed YAML: line and column (counted from 1), yaml-cpp's reason.
+           {"run", "jobs: [1,\n  x: : :\n",
+            "line 3, column 1: malformed YAML: end of sequence flow not found"},
+           {"serve", "a: b\n  c: d\n", "line 2, column 4: malformed YAML: illegal map value"},
+           // A value of the wrong type or one the flag refuses.
+           {"run", "duration: 1m\n\nno-admin: 0.5\n", "line 3: key \"no-admin\": want true or false"},
+           {"run", "jobs: [1, 2]\n", "line 1: key \"jobs\": want one value, not a list"},
+           {"run", "jobs: {a: 1}\n", "line 1: key \"jobs\": want a value, not a mapping"},
+           {"run", "jobs: abc\n", "line 1: key \"jobs\": Could not convert: --jobs = abc"},
+           {"run", "actions: [allocate]\n",
+            "line 1: key \"actions\": want a string, e.g. \"enqueue, allocate\""},
+           {"run", "duration: soon\n",
+            "line 1: key \"duration\": --duration: duration \"soon\": want a non-negative number with ms, s, "
+            "m or h"},
+           {"run", "schedule-period: 5ms\n",
+            "line 1: key \"schedule-period\": --schedule-period: at least 20ms"},
+           {"run", "batch-bind-num: 0\n",
+            "line 1: key \"batch-bind-num\": --batch-bind-num: 0 is not a positive number"},
+           {"serve", "kube-api-qps: -1\n",
+            "line 1: key \"kube-api-qps\": --kube-api-qps: -1 is not a positive number"},
+           // A plugin the session lacks: the key is the path to it.
+           {"run",
+            "tiers:\n- plugins: [{name: priority}, {name: gang}]\n"
+            "- plugins: [{name: predicates}, {name: proportion}, {name: binpack}, {name: drf}]\n",
+            "line 3: key \"tiers[1].plugins[3]\": plugin \"drf\" is refused: DRF between jobs is not "
+            "implemented "
+            "(queues share through proportion) (supported: priority, gang, predicates, proportion, binpack | "
+            "nodeorder, overcommit)"},
+           // A key holding a quote stays well-formed.
+           {"run", "'jo\"bs': 1\n", "line 1: key \"jo\\\"bs\": unknown (volcache run has no flag --jo\"bs)"},
+       }) {
+    const std::string path = Write("volcano-scheduler.conf", c.yaml);
+    Outcome o = RunVolcache(c.sub + " --no-admin --config " + path);
+    EXPECT_EQ(o.exit_code, 2) << c.yaml;
+    EXPECT_EQ(o.output, "volcache: --config " + path + ": " + c.line + "\n") << c.yaml;
   }
 }
 
